@@ -1,0 +1,184 @@
+// Types for attnscope's public API (hand-written: Emscripten 3.1.6 has no --emit-tsd). Mirrors
+// shared/spec/API.md; keep in step with index.js (tests/js/types.test.js checks the names match).
+//
+// Conventions: tensors are row-major Float32Array with shapes given by the integer arguments; weight
+// matrices are [in, out] so that y = x·W + b (PyTorch stores [out, in]); a mask is a Uint8Array of
+// nq*nk with 1 = may attend, 0 = blocked; `causal: true` blocks key j > i. A row whose keys are all
+// blocked gets zero weights and a zero output row (never NaN). Results are fresh JS-owned copies.
+// Bad arguments throw TypeError / RangeError / Error whose message names the function and argument.
+
+/** Anything accepted where a Float32Array tensor is expected (other typed arrays and number[] are converted). */
+export type Tensor = Float32Array | Float64Array | ArrayLike<number>;
+/** A 0/1 mask (booleans accepted). */
+export type Mask = Uint8Array | ArrayLike<number | boolean>;
+
+export interface CreateOptions {
+  /** 'auto' (default): SIMD128 when the engine supports it; true: require it (throws otherwise); false: scalar build. */
+  simd?: 'auto' | boolean;
+}
+
+export interface AttentionResult {
+  /** [nq, nk] scores before softmax (scaled for scaledDotProductAttention; -Infinity where blocked). */
+  scores: Float32Array;
+  /** [nq, nk] softmax of the scores, rows sum to 1 (or all 0 for a fully blocked row). */
+  weights: Float32Array;
+  /** [nq, dv] weights · V. */
+  output: Float32Array;
+}
+
+export interface AttentionWeightsBlock {
+  wq: Tensor; wk: Tensor; wv: Tensor; wo: Tensor;
+  bq: Tensor; bk: Tensor; bv: Tensor; bo: Tensor;
+}
+
+export interface EncoderLayerParams extends AttentionWeightsBlock {
+  /** [dModel, dFF] */ w1: Tensor; /** [dFF] */ b1: Tensor;
+  /** [dFF, dModel] */ w2: Tensor; /** [dModel] */ b2: Tensor;
+  norm1Gamma: Tensor; norm1Beta: Tensor; norm2Gamma: Tensor; norm2Beta: Tensor;
+}
+
+export interface DecoderLayerParams {
+  self: AttentionWeightsBlock;
+  cross: AttentionWeightsBlock;
+  w1: Tensor; b1: Tensor; w2: Tensor; b2: Tensor;
+  norm1Gamma: Tensor; norm1Beta: Tensor; norm2Gamma: Tensor; norm2Beta: Tensor; norm3Gamma: Tensor; norm3Beta: Tensor;
+}
+
+export interface Tokenization {
+  tokens: string[];
+  /** [start, end) per token (2 entries each), in UTF-16 code units of the input string. */
+  offsets: Int32Array;
+}
+
+export interface BpeEncoding extends Tokenization {
+  ids: Int32Array;
+}
+
+export interface BpeTokenizer {
+  readonly vocabSize: number;
+  /** GPT-2 ids of `text` (identical to GPT-2's encoder), the tokens' text and UTF-16 offsets. */
+  encode(text: string): BpeEncoding;
+  /** Text of the ids; byte sequences that are not valid UTF-8 decode to U+FFFD. */
+  decode(ids: Int32Array | ArrayLike<number>): string;
+  /** Frees the tokenizer; later calls throw. */
+  delete(): void;
+}
+
+export interface MemoryStats {
+  /** Size of the wasm memory in bytes. */
+  heapSize: number;
+  /** Bytes currently allocated by malloc inside the module. */
+  allocated: number;
+}
+
+export interface AttnScope {
+  /** The package version. */
+  readonly version: string;
+  /** True when the SIMD128 build is running. */
+  readonly simd: boolean;
+
+  /**
+   * Sinusoidal positional encoding [n, d]: PE[p,2i] = sin(p / base^(2i/d)), PE[p,2i+1] = cos(p / base^(2i/d)).
+   * @example as.positionalEncoding({ n: 6, d: 8 })
+   */
+  positionalEncoding(args: { n: number; d: number; base?: number }): Float32Array;
+
+  /**
+   * Row-wise, max-subtracted softmax of x [rows, cols]; -Infinity entries give 0, an all -Infinity row gives zeros.
+   * @example as.softmax({ x: new Float32Array([1, 2, 3]), rows: 1, cols: 3 })
+   */
+  softmax(args: { x: Tensor; rows: number; cols: number }): Float32Array;
+
+  /**
+   * Per-row LayerNorm of x [n, d] with biased variance, as torch.nn.LayerNorm (gamma 1 / beta 0 when omitted).
+   * @example as.layerNorm({ x, n: 2, d: 4, eps: 1e-5 })
+   */
+  layerNorm(args: { x: Tensor; n: number; d: number; gamma?: Tensor; beta?: Tensor; eps?: number }): Float32Array;
+
+  /**
+   * scores = X·Xᵀ (unscaled), weights = softmax(scores), context = weights·X. X is [n, d].
+   * @example as.simpleSelfAttention({ x, n: 6, d: 3 }).weights
+   */
+  simpleSelfAttention(args: { x: Tensor; n: number; d: number }): { scores: Float32Array; weights: Float32Array; context: Float32Array };
+
+  /**
+   * scores = scale·Q·Kᵀ (blocked entries -Infinity), weights = row softmax, output = weights·V.
+   * q [nq, dk], k [nk, dk], v [nk, dv]; scale defaults to 1/sqrt(dk).
+   * @example as.scaledDotProductAttention({ q, k, v, nq: 2, nk: 3, dk: 4, dv: 4, causal: true })
+   */
+  scaledDotProductAttention(args: {
+    q: Tensor; k: Tensor; v: Tensor; nq: number; nk: number; dk: number; dv: number;
+    mask?: Mask; causal?: boolean; scale?: number;
+  }): AttentionResult;
+
+  /**
+   * torch.nn.MultiheadAttention(batch_first=True) with need_weights=True, average_attn_weights=False.
+   * wq [dModel,dModel], wk [kdim,dModel], wv [vdim,dModel], wo [dModel,dModel]; output [nq,dModel];
+   * weights [numHeads, nq, nk] (omitted when needWeights is false). key defaults to query, value to key.
+   * @example as.multiHeadAttention({ query: x, nq: 4, dModel: 8, numHeads: 2, wq, wk, wv, wo })
+   */
+  multiHeadAttention(args: {
+    query: Tensor; key?: Tensor; value?: Tensor; nq: number; nk?: number; dModel: number; numHeads: number;
+    kdim?: number; vdim?: number; wq: Tensor; wk: Tensor; wv: Tensor; wo: Tensor;
+    bq?: Tensor; bk?: Tensor; bv?: Tensor; bo?: Tensor; mask?: Mask; causal?: boolean; needWeights?: boolean;
+  }): { output: Float32Array; weights?: Float32Array };
+
+  /**
+   * Bahdanau additive attention: score[i,j] = wv · tanh(q_i·Wq + k_j·Wk); keys j >= validLen are blocked.
+   * @example as.additiveAttention({ queries, keys, values, nq: 1, nk: 10, dq: 20, dk: 2, dv: 4, hidden: 8, wq, wk, wv, validLen: 2 })
+   */
+  additiveAttention(args: {
+    queries: Tensor; keys: Tensor; values: Tensor; nq: number; nk: number; dq: number; dk: number; dv: number;
+    hidden: number; wq: Tensor; wk: Tensor; wv: Tensor; validLen?: number;
+  }): AttentionResult;
+
+  /**
+   * Nadaraya–Watson kernel regression: weights[i,j] = softmax_j(-((xQuery_i - xTrain_j)·w)² / 2), yPred = weights·yTrain.
+   * @example as.kernelRegression({ xTrain, yTrain, xQuery, w: 1 })
+   */
+  kernelRegression(args: { xTrain: Tensor; yTrain: Tensor; xQuery: Tensor; w?: number }): { weights: Float32Array; yPred: Float32Array };
+
+  /**
+   * torch.nn.TransformerEncoderLayer(batch_first=True, dropout=0); weights: [numHeads, n, n] of its self-attention.
+   * @example as.transformerEncoderLayer({ x, n: 4, dModel: 8, numHeads: 2, dFF: 16, params })
+   */
+  transformerEncoderLayer(args: {
+    x: Tensor; n: number; dModel: number; numHeads: number; dFF: number; params: EncoderLayerParams;
+    normFirst?: boolean; activation?: 'relu' | 'gelu'; eps?: number; mask?: Mask; causal?: boolean;
+  }): { output: Float32Array; weights: Float32Array };
+
+  /**
+   * torch.nn.TransformerDecoderLayer(batch_first=True, dropout=0): causal self-attention (default), cross-attention
+   * over memory [m, dModel] (memoryMask [n, m]), feed-forward. selfWeights [numHeads,n,n], crossWeights [numHeads,n,m].
+   * @example as.transformerDecoderLayer({ x, memory, n: 3, m: 5, dModel: 8, numHeads: 2, dFF: 16, params })
+   */
+  transformerDecoderLayer(args: {
+    x: Tensor; memory: Tensor; n: number; m: number; dModel: number; numHeads: number; dFF: number;
+    params: DecoderLayerParams; normFirst?: boolean; activation?: 'relu' | 'gelu'; eps?: number;
+    causal?: boolean; memoryMask?: Mask;
+  }): { output: Float32Array; selfWeights: Float32Array; crossWeights: Float32Array };
+
+  /**
+   * word: runs of Unicode letters/digits are tokens, every other non-space character is its own token;
+   * char: every user-perceived character (grapheme cluster) except whitespace.
+   * @example as.tokenize('Hello, world!', { kind: 'word' }).tokens // ['Hello', ',', 'world', '!']
+   */
+  tokenize(text: string, options?: { kind?: 'word' | 'char' }): Tokenization;
+
+  /**
+   * GPT-2 byte-level BPE from encoder.json (string or parsed object) and vocab.bpe text.
+   * @example const bpe = as.createBpeTokenizer({ vocab, merges }); bpe.encode('Hello world').ids // [15496, 995]
+   */
+  createBpeTokenizer(args: { vocab: string | Record<string, number>; merges: string }): BpeTokenizer;
+
+  /** Wasm heap facts, for leak checks. */
+  memoryStats(): MemoryStats;
+}
+
+/**
+ * Loads the WebAssembly module (from the package in Node, next to the module in browsers).
+ * @example
+ *   import { createAttnScope } from 'attnscope';
+ *   const as = await createAttnScope();
+ */
+export function createAttnScope(options?: CreateOptions): Promise<AttnScope>;

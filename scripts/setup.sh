@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what attnscope needs on a fresh Debian 12 machine, then the npm dev dependencies.
+# Idempotent: does nothing when everything is present. Needs root (or sudo) only when a Debian
+# package is missing. The package list and why each is there: README.md "Dependencies".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEB_PACKAGES=(emscripten binaryen wabt catch2 nlohmann-json3-dev cmake g++ make chromium python3)
+missing=()
+for p in "${DEB_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  if [[ $(id -u) -eq 0 ]]; then SUDO=(); elif command -v sudo >/dev/null; then SUDO=(sudo); else
+    echo "setup: error: missing Debian packages (${missing[*]}) and not root; run as root or: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+  "${SUDO[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+command -v node >/dev/null || { echo "setup: error: node (>= 20) is required" >&2; exit 1; }
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+if ((node_major < 20)); then echo "setup: error: node >= 20 is required, found $(node --version)" >&2; exit 1; fi
+
+# npm dev dependencies (playwright-core, the GPT-2 reference encoder, colour scales): reinstall when the lock changed.
+if [[ ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
+  echo "setup: npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+fi

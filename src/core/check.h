@@ -1,0 +1,54 @@
+// Argument checks shared by every op: each returns Status::Ok() or an error naming the function
+// and the argument, with the message text the JS wrapper also uses (STYLE 4.5).
+// Layer: core. ATTN_TRY propagates a failed Status out of the calling function.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <span>
+#include <string>
+
+#include "core/status.h"
+
+#define ATTN_TRY(expr)                                   \
+  do {                                                   \
+    ::attnscope::core::Status attn_status_ = (expr);     \
+    if (!attn_status_.ok()) return attn_status_;         \
+  } while (0)
+
+namespace attnscope::core {
+
+// "fn: arg (value) must be a positive integer"
+inline Status check_positive(const char* fn, const char* arg, long long value) {
+  if (value > 0) return Status::Ok();
+  return range_error(fn, arg, std::string(arg) + " (" + std::to_string(value) + ") must be a positive integer");
+}
+
+// "fn: arg (value) must be a non-negative integer"
+inline Status check_non_negative(const char* fn, const char* arg, long long value) {
+  if (value >= 0) return Status::Ok();
+  return range_error(fn, arg, std::string(arg) + " (" + std::to_string(value) + ") must be a non-negative integer");
+}
+
+// "fn: arg must have length expected (what), got actual"
+inline Status check_length(const char* fn, const char* arg, std::size_t actual, std::size_t expected,
+                           const std::string& what) {
+  if (actual == expected) return Status::Ok();
+  return range_error(fn, arg,
+                     std::string(arg) + " must have length " + std::to_string(expected) + " (" + what + "), got " +
+                         std::to_string(actual));
+}
+
+// "fn: arg[i] (value) must be finite"
+template <class T>
+Status check_finite(const char* fn, const char* arg, std::span<const T> x) {
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (!std::isfinite(static_cast<double>(x[i]))) {
+      return range_error(fn, arg, std::string(arg) + "[" + std::to_string(i) + "] (" + std::to_string(x[i]) +
+                                      ") must be finite");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace attnscope::core

@@ -1,0 +1,55 @@
+// The kernel interface: raw-pointer float32 loops behind one table of function pointers.
+// Layer: kernels (depends on nothing but the standard library). Kernels never allocate user-visible
+// memory, never validate user input and never fail; ops/ checks arguments before calling them.
+// Two ISAs: `scalar` (portable, compiled everywhere, the reference twin) and `wasmsimd` (SIMD128,
+// compiled only when __wasm_simd128__ is defined). ops/ reaches kernels only via active_kernels().
+#pragma once
+
+#include <cstddef>
+
+namespace attnscope::kernels {
+
+// C[m,n] = alpha * A[m,k] · B[k,n] (+ bias[n] if bias != nullptr). Overwrites C.
+// Row-major with leading dimensions lda >= k, ldb >= n, ldc >= n. m, n, k >= 1.
+using GemmNNFn = void (*)(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+                          const float* bias, float* c, int ldc);
+// C[m,n] = alpha * A[m,k] · B[n,k]ᵀ (+ bias[n]). B is given row-major as [n, k] with ldb >= k
+// (the Q·Kᵀ form: each row of B is a key). Overwrites C.
+using GemmNTFn = void (*)(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+                          const float* bias, float* c, int ldc);
+// Row softmax of x [rows, cols] (ldx) into y (ldy); y may alias x. Max-subtracted; -inf entries give 0;
+// a row whose max is -inf (every entry blocked) is written as zeros. No other sentinel.
+using SoftmaxRowsFn = void (*)(int rows, int cols, const float* x, int ldx, float* y, int ldy);
+// LayerNorm per row of x [n, d] (contiguous) into y (may alias x): biased variance,
+// y = (x - mean) / sqrt(var + eps) * gamma + beta; gamma/beta may be nullptr (= 1 / 0).
+using LayerNormRowsFn = void (*)(int n, int d, const float* x, const float* gamma, const float* beta, float eps,
+                                 float* y);
+// Element-wise y[i] = f(x[i]) for i < n; y may alias x.
+using UnaryFn = void (*)(std::size_t n, const float* x, float* y);
+// y[i] = a[i] + b[i]; y may alias a or b.
+using AddFn = void (*)(std::size_t n, const float* a, const float* b, float* y);
+// sum_i a[i] * b[i]
+using DotFn = float (*)(std::size_t n, const float* a, const float* b);
+
+struct KernelTable {
+  GemmNNFn gemm_nn;
+  GemmNTFn gemm_nt;
+  SoftmaxRowsFn softmax_rows;
+  LayerNormRowsFn layer_norm_rows;
+  UnaryFn relu;
+  UnaryFn gelu;  // exact: 0.5 x (1 + erf(x / sqrt 2))
+  UnaryFn tanh;
+  AddFn add;
+  DotFn dot;
+  const char* isa;  // "scalar" or "wasmsimd"
+};
+
+// The portable reference table; exists in every build.
+const KernelTable& scalar_kernels();
+// The table ops use: the wasmsimd one when compiled with -msimd128, else scalar_kernels().
+const KernelTable& active_kernels();
+#if defined(__wasm_simd128__)
+const KernelTable& wasmsimd_kernels();
+#endif
+
+}  // namespace attnscope::kernels

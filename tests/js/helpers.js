@@ -1,0 +1,73 @@
+// Shared helpers for the node --test suites: load the module under test (the same files run against
+// the SIMD and the scalar artifact: ATTNSCOPE_SIMD=true|false, default 'auto'), read fixtures, compare.
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { createAttnScope } from 'attnscope';
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const fixturesDir = path.join(root, 'tests', 'fixtures');
+
+const simdEnv = process.env.ATTNSCOPE_SIMD;
+export const SIMD = simdEnv === 'true' ? true : simdEnv === 'false' ? false : 'auto';
+
+let shared;
+/** One module instance per test file (instantiation costs ~10 ms). */
+export function loadAs() {
+  shared ??= createAttnScope({ simd: SIMD });
+  return shared;
+}
+
+/** Every fixture JSON for `fn` (or all): [{ name, function, args, expected, atol, rtol }]. */
+export function fixtures(fn) {
+  return readdirSync(fixturesDir)
+    .filter((f) => f.endsWith('.json') && f.includes('__') && (!fn || f.startsWith(`${fn}__`)))
+    .sort()
+    .map((f) => ({ name: f.replace(/\.json$/, ''), ...JSON.parse(readFileSync(path.join(fixturesDir, f), 'utf8')) }));
+}
+
+const MASKS = new Set(['mask', 'memoryMask']);
+const INTS = new Set(['n', 'm', 'd', 'nq', 'nk', 'dk', 'dv', 'dq', 'rows', 'cols', 'dModel', 'numHeads', 'kdim', 'vdim',
+  'dFF', 'hidden', 'validLen']);
+
+/** Fixture args (JSON lists) -> the API's typed arrays; nested params objects recurse. */
+export function toTyped(args) {
+  const out = {};
+  for (const [k, v] of Object.entries(args)) {
+    if (Array.isArray(v)) out[k] = MASKS.has(k) ? Uint8Array.from(v) : Float32Array.from(v.map(Number));
+    else if (v !== null && typeof v === 'object') out[k] = toTyped(v);
+    else out[k] = v;
+  }
+  return out;
+}
+
+/**
+ * Asserts |got - want| <= atol + rtol*|want| element-wise (equal infinities pass), and reports the max abs
+ * error, the first failing index and a few pairs on failure. Returns the max abs error.
+ */
+export function assertClose(got, want, { atol = 1e-5, rtol = 1e-4, what = 'tensor' } = {}) {
+  const w = Array.from(want, Number);
+  assert.equal(got.length, w.length, `${what}: length ${got.length} != ${w.length}`);
+  let maxAbs = 0;
+  let firstBad = -1;
+  for (let i = 0; i < w.length; i++) {
+    const g = got[i];
+    if (g === w[i]) continue;
+    const err = Math.abs(g - w[i]);
+    if (!(err <= atol + rtol * Math.abs(w[i]))) { if (firstBad < 0) firstBad = i; }
+    if (Number.isFinite(err)) maxAbs = Math.max(maxAbs, err);
+    else maxAbs = Infinity;
+  }
+  if (firstBad >= 0) {
+    const pairs = [];
+    for (let i = firstBad; i < Math.min(w.length, firstBad + 4); i++) pairs.push(`[${i}] got ${got[i]} want ${w[i]}`);
+    assert.fail(`${what}: max abs error ${maxAbs} exceeds ${atol} + ${rtol}*|want|; first failure at ${firstBad}: ${pairs.join('; ')}`);
+  }
+  return maxAbs;
+}
+
+export function assertNoNaN(arr, what) {
+  const i = Array.prototype.findIndex.call(arr, (x) => Number.isNaN(x));
+  assert.equal(i, -1, `${what}: NaN at ${i}`);
+}
