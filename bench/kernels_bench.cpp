@@ -1,0 +1,200 @@
+// kernels_bench.cpp: throughput of every kernel_list.h GEMM and softmax entry, medians of >= 10 timed
+// runs after one warm-up (wall clock, plus process CPU time for GEMM), printed as a Markdown table with
+// the wasmsimd/scalar ratio.
+// Layer: bench (kernels). Natively only scalar entries exist; the wasm build (SIMD core) has both.
+// Note: in the wasm build the scalar twins are compiled with -msimd128 too, so clang may auto-vectorize
+// their element-wise loops (gemm_nn's row update); the naive column is a plain i-j-p triple loop.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#if defined(__EMSCRIPTEN__)
+#include <emscripten.h>
+#else
+#include <ctime>
+#endif
+
+#include "kernels/kernel_list.h"
+
+namespace {
+
+using namespace attnscope::kernels;
+
+constexpr int kSamples = 11;
+
+// Process CPU time in seconds. The machine is shared (2 cores, many processes), so wall time of a
+// long GEMM includes time-slices given to others; CPU time shows what the kernel itself achieves.
+// Under Node, clock() is wall-based, hence process.cpuUsage() (user + system, all threads — V8's
+// helper threads are idle while the benchmark runs).
+double cpu_seconds() {
+#if defined(__EMSCRIPTEN__)
+  return EM_ASM_DOUBLE({
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1e6;
+  });
+#else
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+#endif
+}
+
+double g_last_cpu_median = 0.0;  // CPU-time median of the last median_seconds call
+
+template <class F>
+double median_seconds(F&& run, int samples = kSamples) {
+  // Warm-up for >= 0.2 s: grows the packing workspace and lets V8 tier the function up from Liftoff
+  // to TurboFan (done in the background after enough executions; one small call is not enough).
+  const auto warm0 = std::chrono::steady_clock::now();
+  do {
+    run();
+  } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - warm0).count() < 0.2);
+  std::vector<double> wall, cpu;
+  for (int s = 0; s < samples; ++s) {
+    const double c0 = cpu_seconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    run();
+    wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    cpu.push_back(cpu_seconds() - c0);
+  }
+  std::sort(wall.begin(), wall.end());
+  std::sort(cpu.begin(), cpu.end());
+  g_last_cpu_median = cpu[cpu.size() / 2];
+  return wall[wall.size() / 2];
+}
+
+std::vector<float> filled(std::size_t n, unsigned seed) {
+  std::vector<float> v(n);
+  unsigned s = seed;
+  for (auto& x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = static_cast<float>(s >> 8) * (1.0f / 16777216.0f) - 0.5f;
+  }
+  return v;
+}
+
+// The plain triple loop everybody writes first: C = A·B (nn) or A·Bᵀ (nt), one dot per (i, j).
+void gemm_naive(bool trans_b, int m, int n, int k, const float* a, const float* b, float* c) {
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      float acc = 0.0f;
+      for (int p = 0; p < k; ++p)
+        acc += a[static_cast<std::size_t>(i) * k + p] *
+               (trans_b ? b[static_cast<std::size_t>(j) * k + p] : b[static_cast<std::size_t>(p) * n + j]);
+      c[static_cast<std::size_t>(i) * n + j] = acc;
+    }
+}
+
+template <class Fn>
+struct Entry {
+  const char* isa;
+  const char* name;
+  Fn fn;
+};
+
+struct Entries {
+  std::vector<Entry<GemmNNFn>> gemm_nn;
+  std::vector<Entry<GemmNTFn>> gemm_nt;
+  std::vector<Entry<SoftmaxRowsFn>> softmax_rows;
+  std::vector<Entry<LayerNormRowsFn>> layer_norm_rows;
+  std::vector<Entry<UnaryFn>> relu, gelu, tanh;
+  std::vector<Entry<AddFn>> add;
+  std::vector<Entry<DotFn>> dot;
+};
+
+Entries collect() {
+  Entries e;
+#define ATTN_COLLECT(slot, isa, fn, tile) e.slot.push_back({#isa, #fn, &attnscope::kernels::fn});
+  ATTN_KERNEL_LIST(ATTN_COLLECT)
+#undef ATTN_COLLECT
+  return e;
+}
+
+template <class Fn>
+const Entry<Fn>* find_isa(const std::vector<Entry<Fn>>& list, const std::string& isa) {
+  for (const auto& e : list)
+    if (isa == e.isa) return &e;
+  return nullptr;
+}
+
+void cell(double v) {
+  if (v > 0) std::printf(" %8.2f |", v);
+  else std::printf(" %8s |", "—");
+}
+
+}  // namespace
+
+int main() {
+  const Entries entries = collect();
+#if defined(__EMSCRIPTEN__)
+  std::printf("attnscope kernels bench (wasm, %s, active table: %s)\n\n", __VERSION__, active_kernels().isa);
+#else
+  std::printf("attnscope kernels bench (native, %s, active table: %s)\n\n", __VERSION__, active_kernels().isa);
+#endif
+  std::printf("GEMM, GFLOP/s (2·M·N·K / median time of %d runs)\n\n", kSamples);
+  std::printf("Columns naive..ratio use wall-clock medians; the last two use process CPU-time medians.\n\n");
+  std::printf("| op | M=N=K | naive | scalar | wasmsimd | wasmsimd/scalar | scalar (cpu) | wasmsimd (cpu) |\n"
+              "|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (int trans = 0; trans < 2; ++trans) {
+    for (int s : {64, 256, 512, 1024}) {
+      const auto a = filled(static_cast<std::size_t>(s) * s, 1);
+      const auto b = filled(static_cast<std::size_t>(s) * s, 2);
+      std::vector<float> c(static_cast<std::size_t>(s) * s);
+      const double flop = 2.0 * s * s * s;
+      double naive = 0, scalar = 0, simd = 0, scalar_cpu = 0, simd_cpu = 0;
+      if (s <= 512) {
+        naive = flop / median_seconds([&] { gemm_naive(trans != 0, s, s, s, a.data(), b.data(), c.data()); }) / 1e9;
+      }
+      auto time_entry = [&](auto* e) {
+        if (e == nullptr) return 0.0;
+        return flop / median_seconds([&] { e->fn(s, s, s, 1.0f, a.data(), s, b.data(), s, nullptr, c.data(), s); }) / 1e9;
+      };
+      if (trans == 0) {
+        scalar = time_entry(find_isa(entries.gemm_nn, "scalar"));
+        scalar_cpu = flop / g_last_cpu_median / 1e9;
+        simd = time_entry(find_isa(entries.gemm_nn, "wasmsimd"));
+        if (simd > 0) simd_cpu = flop / g_last_cpu_median / 1e9;
+      } else {
+        scalar = time_entry(find_isa(entries.gemm_nt, "scalar"));
+        scalar_cpu = flop / g_last_cpu_median / 1e9;
+        simd = time_entry(find_isa(entries.gemm_nt, "wasmsimd"));
+        if (simd > 0) simd_cpu = flop / g_last_cpu_median / 1e9;
+      }
+      std::printf("| gemm_%s | %d |", trans ? "nt" : "nn", s);
+      cell(naive);
+      cell(scalar);
+      cell(simd);
+      if (simd > 0 && scalar > 0) std::printf(" %6.2fx |", simd / scalar);
+      else std::printf(" — |");
+      cell(scalar_cpu);
+      cell(simd_cpu);
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+  }
+
+  std::printf("\nSoftmax rows (with 1/8 of the entries -inf), M elements/s\n\n");
+  std::printf("| rows x cols | scalar | wasmsimd | wasmsimd/scalar |\n|---|---:|---:|---:|\n");
+  for (const auto& shape : {std::pair{256, 256}, std::pair{64, 4096}, std::pair{1024, 1024}}) {
+    const int rows = shape.first, cols = shape.second;  // clang 14 cannot capture structured bindings
+    auto x = filled(static_cast<std::size_t>(rows) * cols, 3);
+    for (std::size_t i = 0; i < x.size(); i += 8) x[i] = -__builtin_inff();
+    for (auto& v : x) v *= 20.0f;
+    std::vector<float> y(x.size());
+    double rate[2] = {0, 0};
+    const char* isas[2] = {"scalar", "wasmsimd"};
+    for (int t = 0; t < 2; ++t) {
+      const auto* e = find_isa(entries.softmax_rows, isas[t]);
+      if (e == nullptr) continue;
+      rate[t] = static_cast<double>(x.size()) / median_seconds([&] { e->fn(rows, cols, x.data(), cols, y.data(), cols); }) / 1e6;
+    }
+    std::printf("| %d x %d |", rows, cols);
+    cell(rate[0]);
+    cell(rate[1]);
+    if (rate[0] > 0 && rate[1] > 0) std::printf(" %6.2fx |\n", rate[1] / rate[0]);
+    else std::printf(" — |\n");
+  }
+  return 0;
+}

@@ -1,0 +1,38 @@
+// dispatch.cpp: fills the KernelTables from kernel_list.h, once, at first use; no per-call branching.
+// Layer: kernels. active_kernels() is the wasmsimd table when compiled with -msimd128 (the SIMD core
+// copy), else the scalar one: the choice between the two is made by linking, never at run time.
+#include "kernels/kernel_list.h"
+
+namespace attnscope::kernels {
+
+const KernelTable& scalar_kernels() {
+  static const KernelTable table = [] {
+    KernelTable t{};
+#define ATTN_FILL(slot, isa, fn, tile) t.slot = &fn;
+    ATTN_KERNELS_SCALAR(ATTN_FILL)
+#undef ATTN_FILL
+    t.isa = "scalar";
+    return t;
+  }();
+  return table;
+}
+
+#if defined(__wasm_simd128__)
+const KernelTable& wasmsimd_kernels() {
+  static const KernelTable table = [] {
+    KernelTable t = scalar_kernels();  // slots without a SIMD kernel (gelu) keep the scalar one
+#define ATTN_FILL(slot, isa, fn, tile) t.slot = &fn;
+    ATTN_KERNELS_WASMSIMD(ATTN_FILL)
+#undef ATTN_FILL
+    t.isa = "wasmsimd";
+    return t;
+  }();
+  return table;
+}
+
+const KernelTable& active_kernels() { return wasmsimd_kernels(); }
+#else
+const KernelTable& active_kernels() { return scalar_kernels(); }
+#endif
+
+}  // namespace attnscope::kernels

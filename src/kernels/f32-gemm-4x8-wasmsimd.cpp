@@ -1,0 +1,258 @@
+// f32-gemm-4x8-wasmsimd.cpp: SIMD128 GEMMs C = alpha·A·B (+bias) (nn) and C = alpha·A·Bᵀ (+bias) (nt).
+// Layer: kernels; <wasm_simd128.h> and the standard library only; compiled only with -msimd128.
+// Shape: B is packed, per K block of kKc = 256, into panels of 8 columns ([kc][8], alpha folded in,
+// zero-padded past n), N blocked by kNc = 256 so a packed block (256 KiB) stays in L2. The 4x8
+// micro-kernel keeps 8 f32x4 accumulators, broadcasts A with v128.load32_splat straight from the
+// row-major A (no A packing) and reads the 8 B values of one k as two v128 loads. Tails: a row tail
+// (m % 4) re-points missing rows at the last valid row (computed twice, stored identically); a column
+// tail (n % 8) goes through an 8-wide scratch tile. The first K block starts from bias (or 0), later
+// ones from C. Workspace: a thread_local std::vector grown on demand (at most kKc·kNc + kNc + 16
+// floats, 257 KiB), kept for the life of the thread — the only allocation in kernels/. Numerics differ
+// from the scalar twin only by summation order and alpha being applied to B (round(alpha·b) products).
+// Measured under Node 20 on this 3.6 GHz Zen 4: ~36-42 GFLOP/s (63-73 % of 16 flop/cycle) for
+// 256..1024 cubes; a 6x8 tile and a k-unrolled loop both spilled accumulators in V8 and ran slower.
+#if defined(__wasm_simd128__)
+
+#include <wasm_simd128.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/kernel_list.h"
+
+namespace attnscope::kernels {
+namespace {
+
+constexpr int kMr = 4;
+constexpr int kNr = 8;
+// kc x nc = 256 x 256 packed floats = 256 KiB: a quarter of this machine's per-core L2, so the block
+// survives a busy sibling; 256/512, 128/256 and 512/128 measured the same (~41 GFLOP/s) when quiet.
+constexpr int kKc = 256;
+constexpr int kNc = 256;
+
+// The packed panels start on a 64-byte boundary (malloc only promises 8 or 16 here), so a panel row
+// (8 floats, 32 bytes, two v128 loads) never straddles a cache line.
+float* workspace(std::size_t floats) {
+  thread_local std::vector<float> buffer;
+  if (buffer.size() < floats + 16) buffer.resize(floats + 16);
+  const std::uintptr_t addr = reinterpret_cast<std::uintptr_t>(buffer.data());
+  return buffer.data() + ((64 - addr % 64) % 64) / sizeof(float);
+}
+
+// One 4x8 tile over kc: c[0..mr)[0..nr) = (accumulate ? c : bias8|0) + a[0..mr)[0..kc) · w.
+// w is a packed panel [kc][8]; bias8 is 8 padded floats or nullptr.
+void ukernel_4x8(int mr, int nr, int kc, const float* a, int lda, const float* w, const float* bias8,
+                 bool accumulate, float* c, int ldc) {
+  const float* a0 = a;
+  const float* a1 = a0 + lda;
+  const float* a2 = a1 + lda;
+  const float* a3 = a2 + lda;
+  if (mr < 2) a1 = a0;
+  if (mr < 3) a2 = a1;
+  if (mr < 4) a3 = a2;
+
+  // Where the tile is read and written: C itself when all 8 columns exist, else a scratch tile.
+  alignas(16) float scratch[kMr][kNr];
+  float* t0;
+  float* t1;
+  float* t2;
+  float* t3;
+  int ldt;
+  if (nr == kNr) {
+    t0 = c;
+    ldt = ldc;
+  } else {
+    t0 = &scratch[0][0];
+    ldt = kNr;
+    for (int r = 0; r < kMr; ++r)
+      for (int j = 0; j < kNr; ++j) scratch[r][j] = 0.0f;
+    if (accumulate) {
+      for (int r = 0; r < mr; ++r)
+        for (int j = 0; j < nr; ++j) scratch[r][j] = c[static_cast<std::ptrdiff_t>(r) * ldc + j];
+    }
+  }
+  t1 = t0 + ldt;
+  t2 = t1 + ldt;
+  t3 = t2 + ldt;
+  if (mr < 2) t1 = t0;
+  if (mr < 3) t2 = t1;
+  if (mr < 4) t3 = t2;
+
+  v128_t vacc0x0123, vacc0x4567;
+  if (accumulate) {
+    vacc0x0123 = wasm_v128_load(t0);
+    vacc0x4567 = wasm_v128_load(t0 + 4);
+  } else if (bias8 != nullptr) {
+    vacc0x0123 = wasm_v128_load(bias8);
+    vacc0x4567 = wasm_v128_load(bias8 + 4);
+  } else {
+    vacc0x0123 = wasm_f32x4_splat(0.0f);
+    vacc0x4567 = vacc0x0123;
+  }
+  v128_t vacc1x0123 = vacc0x0123, vacc1x4567 = vacc0x4567;
+  v128_t vacc2x0123 = vacc0x0123, vacc2x4567 = vacc0x4567;
+  v128_t vacc3x0123 = vacc0x0123, vacc3x4567 = vacc0x4567;
+  if (accumulate) {
+    vacc1x0123 = wasm_v128_load(t1);
+    vacc1x4567 = wasm_v128_load(t1 + 4);
+    vacc2x0123 = wasm_v128_load(t2);
+    vacc2x4567 = wasm_v128_load(t2 + 4);
+    vacc3x0123 = wasm_v128_load(t3);
+    vacc3x4567 = wasm_v128_load(t3 + 4);
+  }
+
+  // One k per iteration: 8 accumulators + 2 B + 4 A vectors = 14 live v128 values, which V8's
+  // x64 register allocator keeps in xmm registers (unrolling by 2 made it spill accumulators).
+#pragma clang loop unroll(disable)
+  for (int p = 0; p < kc; ++p) {
+    const v128_t vb0123 = wasm_v128_load(w);
+    const v128_t vb4567 = wasm_v128_load(w + 4);
+    w += kNr;
+    const v128_t va0 = wasm_v128_load32_splat(a0++);
+    const v128_t va1 = wasm_v128_load32_splat(a1++);
+    const v128_t va2 = wasm_v128_load32_splat(a2++);
+    const v128_t va3 = wasm_v128_load32_splat(a3++);
+    vacc0x0123 = wasm_f32x4_add(vacc0x0123, wasm_f32x4_mul(va0, vb0123));
+    vacc0x4567 = wasm_f32x4_add(vacc0x4567, wasm_f32x4_mul(va0, vb4567));
+    vacc1x0123 = wasm_f32x4_add(vacc1x0123, wasm_f32x4_mul(va1, vb0123));
+    vacc1x4567 = wasm_f32x4_add(vacc1x4567, wasm_f32x4_mul(va1, vb4567));
+    vacc2x0123 = wasm_f32x4_add(vacc2x0123, wasm_f32x4_mul(va2, vb0123));
+    vacc2x4567 = wasm_f32x4_add(vacc2x4567, wasm_f32x4_mul(va2, vb4567));
+    vacc3x0123 = wasm_f32x4_add(vacc3x0123, wasm_f32x4_mul(va3, vb0123));
+    vacc3x4567 = wasm_f32x4_add(vacc3x4567, wasm_f32x4_mul(va3, vb4567));
+  }
+
+  // Stored from the last row to the first: aliased tail rows hold identical values.
+  wasm_v128_store(t3, vacc3x0123);
+  wasm_v128_store(t3 + 4, vacc3x4567);
+  wasm_v128_store(t2, vacc2x0123);
+  wasm_v128_store(t2 + 4, vacc2x4567);
+  wasm_v128_store(t1, vacc1x0123);
+  wasm_v128_store(t1 + 4, vacc1x4567);
+  wasm_v128_store(t0, vacc0x0123);
+  wasm_v128_store(t0 + 4, vacc0x4567);
+
+  if (nr != kNr) {
+    for (int r = 0; r < mr; ++r)
+      for (int j = 0; j < nr; ++j) c[static_cast<std::ptrdiff_t>(r) * ldc + j] = scratch[r][j];
+  }
+}
+
+// Pack B[k0..k0+kc, j0..j0+nc) of a row-major [k, n] B into panels [nc/8][kc][8], scaled by alpha.
+void pack_nn(int kc, int nc, float alpha, const float* b, int ldb, float* packed) {
+  const v128_t valpha = wasm_f32x4_splat(alpha);
+  for (int j = 0; j < nc; j += kNr) {
+    const int nr = std::min(kNr, nc - j);
+    float* panel = packed + static_cast<std::ptrdiff_t>(j) * kc;
+    const float* b_j = b + j;
+    if (nr == kNr) {
+      for (int p = 0; p < kc; ++p) {
+        const float* b_pj = b_j + static_cast<std::ptrdiff_t>(p) * ldb;
+        wasm_v128_store(panel + p * kNr, wasm_f32x4_mul(valpha, wasm_v128_load(b_pj)));
+        wasm_v128_store(panel + p * kNr + 4, wasm_f32x4_mul(valpha, wasm_v128_load(b_pj + 4)));
+      }
+    } else {
+      for (int p = 0; p < kc; ++p) {
+        const float* b_pj = b_j + static_cast<std::ptrdiff_t>(p) * ldb;
+        for (int jj = 0; jj < kNr; ++jj) panel[p * kNr + jj] = jj < nr ? alpha * b_pj[jj] : 0.0f;
+      }
+    }
+  }
+}
+
+// Pack rows j0..j0+nc, columns k0..k0+kc of a row-major [n, k] B (i.e. Bᵀ) into the same panels,
+// transposing 4x4 blocks with shuffles.
+void pack_nt(int kc, int nc, float alpha, const float* b, int ldb, float* packed) {
+  const v128_t valpha = wasm_f32x4_splat(alpha);
+  for (int j = 0; j < nc; j += kNr) {
+    const int nr = std::min(kNr, nc - j);
+    float* panel = packed + static_cast<std::ptrdiff_t>(j) * kc;
+    int p = 0;
+    if (nr == kNr) {
+      for (; p + 4 <= kc; p += 4) {
+        for (int half = 0; half < 2; ++half) {
+          const float* b_r = b + static_cast<std::ptrdiff_t>(j + 4 * half) * ldb + p;
+          const v128_t vr0 = wasm_v128_load(b_r);
+          const v128_t vr1 = wasm_v128_load(b_r + ldb);
+          const v128_t vr2 = wasm_v128_load(b_r + 2 * static_cast<std::ptrdiff_t>(ldb));
+          const v128_t vr3 = wasm_v128_load(b_r + 3 * static_cast<std::ptrdiff_t>(ldb));
+          const v128_t vt01lo = wasm_i32x4_shuffle(vr0, vr1, 0, 4, 1, 5);
+          const v128_t vt01hi = wasm_i32x4_shuffle(vr0, vr1, 2, 6, 3, 7);
+          const v128_t vt23lo = wasm_i32x4_shuffle(vr2, vr3, 0, 4, 1, 5);
+          const v128_t vt23hi = wasm_i32x4_shuffle(vr2, vr3, 2, 6, 3, 7);
+          float* dst = panel + p * kNr + 4 * half;
+          wasm_v128_store(dst, wasm_f32x4_mul(valpha, wasm_i32x4_shuffle(vt01lo, vt23lo, 0, 1, 4, 5)));
+          wasm_v128_store(dst + kNr, wasm_f32x4_mul(valpha, wasm_i32x4_shuffle(vt01lo, vt23lo, 2, 3, 6, 7)));
+          wasm_v128_store(dst + 2 * kNr, wasm_f32x4_mul(valpha, wasm_i32x4_shuffle(vt01hi, vt23hi, 0, 1, 4, 5)));
+          wasm_v128_store(dst + 3 * kNr, wasm_f32x4_mul(valpha, wasm_i32x4_shuffle(vt01hi, vt23hi, 2, 3, 6, 7)));
+        }
+      }
+    }
+    for (; p < kc; ++p) {
+      for (int jj = 0; jj < kNr; ++jj)
+        panel[p * kNr + jj] = jj < nr ? alpha * b[static_cast<std::ptrdiff_t>(j + jj) * ldb + p] : 0.0f;
+    }
+  }
+}
+
+// The blocked driver shared by nn and nt; `pack` packs one (kc x nc) block of alpha·B.
+template <bool kTransB>
+void gemm_4x8(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+              const float* bias, float* c, int ldc) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {  // outside the contract (k >= 1), but cheap to get right: C = bias or 0, as the scalar twin
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) c[static_cast<std::ptrdiff_t>(i) * ldc + j] = bias != nullptr ? bias[j] : 0.0f;
+    return;
+  }
+  const int nc_max = std::min(n, kNc);
+  const int nc_pad = (nc_max + kNr - 1) / kNr * kNr;
+  const int kc_max = std::min(k, kKc);
+  float* packed = workspace(static_cast<std::size_t>(kc_max) * nc_pad + nc_pad);
+  float* bias_packed = packed + static_cast<std::size_t>(kc_max) * nc_pad;
+
+  for (int j0 = 0; j0 < n; j0 += kNc) {
+    const int nc = std::min(kNc, n - j0);
+    if (bias != nullptr) {
+      for (int j = 0; j < nc_pad; ++j) bias_packed[j] = j < nc ? bias[j0 + j] : 0.0f;
+    }
+    for (int p0 = 0; p0 < k; p0 += kKc) {
+      const int kc = std::min(kKc, k - p0);
+      if (kTransB) {
+        pack_nt(kc, nc, alpha, b + static_cast<std::ptrdiff_t>(j0) * ldb + p0, ldb, packed);
+      } else {
+        pack_nn(kc, nc, alpha, b + static_cast<std::ptrdiff_t>(p0) * ldb + j0, ldb, packed);
+      }
+      const bool accumulate = p0 != 0;
+      for (int i0 = 0; i0 < m; i0 += kMr) {
+        const int mr = std::min(kMr, m - i0);
+        const float* a_i = a + static_cast<std::ptrdiff_t>(i0) * lda + p0;
+        float* c_i = c + static_cast<std::ptrdiff_t>(i0) * ldc + j0;
+        for (int j = 0; j < nc; j += kNr) {
+          ukernel_4x8(mr, std::min(kNr, nc - j), kc, a_i, lda, packed + static_cast<std::ptrdiff_t>(j) * kc,
+                      bias != nullptr ? bias_packed + j : nullptr, accumulate, c_i + j, ldc);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+// C[m,n] = alpha * A[m,k] · B[k,n] (+ bias[n]); lda >= k, ldb >= n, ldc >= n; C must not overlap A/B.
+void f32_gemm_nn_4x8__wasmsimd(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+                               const float* bias, float* c, int ldc) {
+  gemm_4x8<false>(m, n, k, alpha, a, lda, b, ldb, bias, c, ldc);
+}
+
+// C[m,n] = alpha * A[m,k] · B[n,k]ᵀ (+ bias[n]); B packed from its [n, k] layout (no caller transpose).
+void f32_gemm_nt_4x8__wasmsimd(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+                               const float* bias, float* c, int ldc) {
+  gemm_4x8<true>(m, n, k, alpha, a, lda, b, ldb, bias, c, ldc);
+}
+
+}  // namespace attnscope::kernels
+
+#endif  // defined(__wasm_simd128__)
