@@ -1,0 +1,112 @@
+// multi_head.cpp: W_Q/W_K/W_V projections, per-head scaled dot-product attention on strided views,
+// concat, W_O. Layer: attention (composes ops; never includes the kernels layer).
+#include "attention/multi_head.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/check.h"
+#include "ops/linear.h"
+#include "ops/mask.h"
+#include "ops/softmax.h"
+#include "ops/validate.h"
+
+namespace attnscope::attention {
+
+namespace detail {
+
+core::Status check_mha_weights(const char* fn, const char* prefix, const MhaWeights& w, int d_model, int kdim,
+                               int vdim, bool kv_dims_named) {
+  using ops::Dims;
+  using ops::Need;
+  ATTN_TRY(ops::check_array(fn, prefix, "wq", w.wq, Dims{"dModel*dModel", d_model, d_model}));
+  ATTN_TRY(ops::check_array(fn, prefix, "wk", w.wk, Dims{kv_dims_named ? "kdim*dModel" : "dModel*dModel", kdim, d_model}));
+  ATTN_TRY(ops::check_array(fn, prefix, "wv", w.wv, Dims{kv_dims_named ? "vdim*dModel" : "dModel*dModel", vdim, d_model}));
+  ATTN_TRY(ops::check_array(fn, prefix, "wo", w.wo, Dims{"dModel*dModel", d_model, d_model}));
+  ATTN_TRY(ops::check_array(fn, prefix, "bq", w.bq, Dims{"dModel", d_model}, Need::kOptional));
+  ATTN_TRY(ops::check_array(fn, prefix, "bk", w.bk, Dims{"dModel", d_model}, Need::kOptional));
+  ATTN_TRY(ops::check_array(fn, prefix, "bv", w.bv, Dims{"dModel", d_model}, Need::kOptional));
+  ATTN_TRY(ops::check_array(fn, prefix, "bo", w.bo, Dims{"dModel", d_model}, Need::kOptional));
+  return core::Status::Ok();
+}
+
+MhaOutput multi_head_attention_unchecked(const MhaArgs& a) {
+  const int nq = a.nq, nk = a.nk, d_model = a.d_model, num_heads = a.num_heads;
+  const int head_dim = d_model / num_heads;
+  const std::size_t n_scores = static_cast<std::size_t>(nq) * static_cast<std::size_t>(nk);
+  MhaOutput out;
+
+  // 1. projections: Q = query·W_Q + b_Q [nq, d_model], K = key·W_K + b_K [nk, d_model], V likewise.
+  std::vector<float> q = ops::linear(a.query, nq, d_model, a.w.wq, d_model, a.w.bq);
+  std::vector<float> k = ops::linear(a.key, nk, a.kdim, a.w.wk, d_model, a.w.bk);
+  std::vector<float> v = ops::linear(a.value, nk, a.vdim, a.w.wv, d_model, a.w.bv);
+
+  // Per-head weights [num_heads, nq, nk]; without need_weights one [nq, nk] buffer is reused by every head.
+  const bool all_heads = a.need_weights || a.keep_trace;
+  std::vector<float> weights(all_heads ? static_cast<std::size_t>(num_heads) * n_scores : n_scores);
+  if (a.keep_trace) out.scores.resize(static_cast<std::size_t>(num_heads) * n_scores);
+  std::vector<float> concat(static_cast<std::size_t>(nq) * static_cast<std::size_t>(d_model));
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
+
+  for (int h = 0; h < num_heads; ++h) {
+    // Head h is columns [h*head_dim, (h+1)*head_dim) of Q, K, V and concat: strided views, ld = d_model.
+    const core::ConstMatView q_h{q.data() + h * head_dim, nq, head_dim, d_model};
+    const core::ConstMatView k_h{k.data() + h * head_dim, nk, head_dim, d_model};
+    const core::ConstMatView v_h{v.data() + h * head_dim, nk, head_dim, d_model};
+    const core::MatView concat_h{concat.data() + h * head_dim, nq, head_dim, d_model};
+    float* weights_h = weights.data() + (all_heads ? static_cast<std::size_t>(h) * n_scores : 0);
+    const core::MatView att_h{weights_h, nq, nk, nk};
+    // 2. scores = Q_h K_hᵀ (GEMM nt form), 3. times 1/sqrt(head_dim) (the GEMM's alpha)
+    ops::matmul_nt(q_h, k_h, att_h, scale);
+    // 4. mask: blocked entries become -inf
+    ops::apply_attention_mask(att_h, a.mask, a.causal);
+    if (a.keep_trace) std::copy(weights_h, weights_h + n_scores, out.scores.data() + h * n_scores);
+    // 5-7. row max, exp and sum, normalize (in place; an all-blocked row becomes zeros)
+    ops::masked_softmax_rows(att_h);
+    // 8. weighted sum of the values into this head's columns of concat
+    ops::matmul_nn(att_h, v_h, concat_h);
+  }
+
+  // 9. output = concat · W_O + b_O [nq, d_model]
+  out.output = ops::linear(concat, nq, d_model, a.w.wo, d_model, a.w.bo);
+  if (all_heads) out.weights = std::move(weights);
+  if (a.keep_trace) {
+    out.q = std::move(q);
+    out.k = std::move(k);
+    out.v = std::move(v);
+    out.concat = std::move(concat);
+  }
+  return out;
+}
+
+}  // namespace detail
+
+core::Result<MhaOutput> multi_head_attention(const MhaArgs& a) {
+  const char* fn = a.fn;
+  ATTN_TRY(core::check_positive(fn, "nq", a.nq));
+  ATTN_TRY(core::check_positive(fn, "nk", a.nk));
+  ATTN_TRY(core::check_positive(fn, "dModel", a.d_model));
+  ATTN_TRY(core::check_positive(fn, "numHeads", a.num_heads));
+  ATTN_TRY(core::check_positive(fn, "kdim", a.kdim));
+  ATTN_TRY(core::check_positive(fn, "vdim", a.vdim));
+  ATTN_TRY(ops::check_divisible(fn, a.d_model, a.num_heads));
+  ATTN_TRY(ops::check_array(fn, "", "query", a.query, ops::Dims{"nq*dModel", a.nq, a.d_model}));
+  // key/value default to query/key: skip re-scanning the same memory.
+  if (a.key.data() != a.query.data() || a.key.size() != a.query.size()) {
+    ATTN_TRY(ops::check_array(fn, "", "key", a.key, ops::Dims{"nk*kdim", a.nk, a.kdim}));
+  } else if (a.nk != a.nq || a.kdim != a.d_model) {
+    ATTN_TRY(core::check_length(fn, "key", a.key.size(), ops::Dims{"nk*kdim", a.nk, a.kdim}.count(),
+                                ops::Dims{"nk*kdim", a.nk, a.kdim}.text()));
+  }
+  if (a.value.data() != a.key.data() || a.value.size() != a.key.size()) {
+    ATTN_TRY(ops::check_array(fn, "", "value", a.value, ops::Dims{"nk*vdim", a.nk, a.vdim}));
+  } else if (a.vdim != a.kdim) {
+    ATTN_TRY(core::check_length(fn, "value", a.value.size(), ops::Dims{"nk*vdim", a.nk, a.vdim}.count(),
+                                ops::Dims{"nk*vdim", a.nk, a.vdim}.text()));
+  }
+  ATTN_TRY(detail::check_mha_weights(fn, "", a.w, a.d_model, a.kdim, a.vdim));
+  ATTN_TRY(ops::check_mask(fn, "mask", a.mask, a.nq, a.nk));
+  return detail::multi_head_attention_unchecked(a);
+}
+
+}  // namespace attnscope::attention

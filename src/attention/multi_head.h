@@ -1,0 +1,62 @@
+// multi_head.h: multi-head attention as torch.nn.MultiheadAttention(batch_first=True, kdim, vdim) with
+// need_weights=True, average_attn_weights=False. Layer: attention.
+//
+// Shapes: query [nq, d_model], key [nk, kdim], value [nk, vdim]; weights stored [in, out]
+// (PyTorch stores [out, in]): wq [d_model, d_model], wk [kdim, d_model], wv [vdim, d_model],
+// wo [d_model, d_model]; biases [d_model] or empty (= zero). head_dim = d_model / num_heads; head h
+// owns columns h*head_dim .. of the projections. Scale 1/sqrt(head_dim).
+// Difference from PyTorch: a query row whose keys are all blocked gets zero weights and a zero
+// attention row before W_O, so its output row is exactly bo; PyTorch returns NaN for that row.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/status.h"
+
+namespace attnscope::attention {
+
+struct MhaWeights {
+  std::span<const float> wq, wk, wv, wo, bq, bk, bv, bo;  // [in,out] layout; biases optional (empty = zero)
+};
+
+struct MhaArgs {
+  std::span<const float> query, key, value;  // key/value: the caller passes query/key when not given
+  int nq = 0, nk = 0, d_model = 0, num_heads = 0, kdim = 0, vdim = 0;
+  MhaWeights w;
+  std::span<const std::uint8_t> mask;  // empty or nq*nk, 1 = may attend
+  bool causal = false;                 // block key j > i (top-left); combines with mask
+  bool need_weights = true;
+  bool keep_trace = false;               // fill q/k/v/scores/concat below (for the visualiser)
+  const char* fn = "multiHeadAttention";  // name used in error messages (layers pass their own)
+};
+
+struct MhaOutput {
+  std::vector<float> output;   // [nq, d_model]
+  std::vector<float> weights;  // [num_heads, nq, nk] if need_weights or keep_trace (never averaged)
+  // keep_trace only: projections (head h = columns h*head_dim..), scaled+masked scores (-inf where
+  // blocked), concat of heads before W_O
+  std::vector<float> q, k, v;   // [nq,d_model], [nk,d_model], [nk,d_model]
+  std::vector<float> scores;    // [num_heads, nq, nk]
+  std::vector<float> concat;    // [nq, d_model]
+};
+
+// JS multiHeadAttention(...) -> { output, weights }. Validates sizes, lengths, finiteness, the mask
+// and dModel % numHeads (messages use a.fn and the JS argument names).
+core::Result<MhaOutput> multi_head_attention(const MhaArgs& a);
+
+namespace detail {
+
+// For the layers (model/): checks the weights of one attention block, naming them prefix + "wq" etc.
+// (e.g. "params.self.wq"). Sizes must already be known positive and d_model % num_heads == 0.
+// Layers have no kdim/vdim arguments (kv_dims_named = false): their messages say "dModel*dModel".
+core::Status check_mha_weights(const char* fn, const char* prefix, const MhaWeights& w, int d_model, int kdim,
+                               int vdim, bool kv_dims_named = true);
+
+// The computation without any validation: callers have checked everything multi_head_attention checks.
+MhaOutput multi_head_attention_unchecked(const MhaArgs& a);
+
+}  // namespace detail
+
+}  // namespace attnscope::attention

@@ -1,0 +1,31 @@
+// simple.cpp: X Xᵀ -> softmax -> · X. Layer: attention (composes ops).
+#include "attention/simple.h"
+
+#include "core/check.h"
+#include "ops/linear.h"
+#include "ops/softmax.h"
+#include "ops/validate.h"
+
+namespace attnscope::attention {
+
+core::Result<AttentionOutput> simple_self_attention(std::span<const float> x, int n, int d) {
+  constexpr const char* fn = "simpleSelfAttention";
+  ATTN_TRY(core::check_positive(fn, "n", n));
+  ATTN_TRY(core::check_positive(fn, "d", d));
+  ATTN_TRY(ops::check_array(fn, "", "x", x, ops::Dims{"n*d", n, d}));
+  const std::size_t nn = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+  const core::ConstMatView xv = core::as_view(x, n, d);
+  AttentionOutput out;
+  // 1. scores[i, j] = x_i · x_j (each row of X is both a query and a key)
+  out.scores.resize(nn);
+  ops::matmul_nt(xv, xv, core::MatView{out.scores.data(), n, n, n});
+  // 2. weights = row softmax(scores): row max, exp and sum, normalize
+  out.weights = out.scores;
+  ops::masked_softmax_rows(core::MatView{out.weights.data(), n, n, n});
+  // 3. context = weights · X (weighted sum of the inputs)
+  out.output.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(d));
+  ops::matmul_nn(core::ConstMatView{out.weights.data(), n, n, n}, xv, core::MatView{out.output.data(), n, d, d});
+  return out;
+}
+
+}  // namespace attnscope::attention

@@ -1,0 +1,69 @@
+// encoder_layer.h: one transformer encoder layer as torch.nn.TransformerEncoderLayer(batch_first=True,
+// dropout=0): self-attention and a two-layer feed-forward block, each with a residual connection and a
+// LayerNorm, post-norm (default) or pre-norm (norm_first). Layer: model (composes attention/ and ops/).
+// Also declares the pieces the decoder layer shares (activation, feed-forward and norm weights).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "attention/multi_head.h"
+#include "core/status.h"
+
+namespace attnscope::model {
+
+enum class Activation { kRelu, kGelu };  // JS 'relu' | 'gelu' (exact, erf)
+
+struct FeedForwardWeights {
+  std::span<const float> w1, b1, w2, b2;  // w1 [d_model,d_ff], b1 [d_ff], w2 [d_ff,d_model], b2 [d_model]
+};
+struct NormWeights {
+  std::span<const float> gamma, beta;  // [d_model] each (required for layers)
+};
+
+struct EncoderLayerArgs {
+  std::span<const float> x;  // [n, d_model]
+  int n = 0, d_model = 0, num_heads = 0, d_ff = 0;
+  attention::MhaWeights attn;  // JS params.wq .. params.bo (biases required by the layer)
+  FeedForwardWeights ff;       // JS params.w1, b1, w2, b2
+  NormWeights norm1, norm2;    // JS params.norm1Gamma, norm1Beta, norm2Gamma, norm2Beta
+  bool norm_first = false;
+  Activation activation = Activation::kRelu;
+  double eps = 1e-5;
+  std::span<const std::uint8_t> mask;  // empty or n*n, 1 = may attend
+  bool causal = false;
+  bool keep_trace = false;
+};
+
+struct EncoderLayerOutput {
+  std::vector<float> output;         // [n, d_model]
+  std::vector<float> weights;        // [num_heads, n, n] of the self-attention (on norm1(x) when norm_first)
+  attention::MhaOutput attn;         // keep_trace: the full MHA trace
+  std::vector<float> attn_residual;  // keep_trace: x + attn_out (before norm1 in post-norm)
+  std::vector<float> ff_hidden;      // keep_trace: activation(x1 W1 + b1) [n, d_ff]
+};
+
+// JS transformerEncoderLayer(...) -> { output, weights }.
+//   post-norm: x1 = norm1(x + SA(x));         out = norm2(x1 + FF(x1))
+//   pre-norm:  x1 = x + SA(norm1(x));          out = x1 + FF(norm2(x1))
+// with FF(y) = act(y W1 + b1) W2 + b2. A fully blocked query row follows multi_head_attention (zero
+// weights, attention output = bo) where PyTorch gives NaN.
+core::Result<EncoderLayerOutput> encoder_layer(const EncoderLayerArgs& a);
+
+namespace detail {
+
+// params.w1/b1/w2/b2 present with the right lengths and finite.
+core::Status check_feed_forward(const char* fn, const FeedForwardWeights& ff, int d_model, int d_ff);
+// params.<gamma_name>/<beta_name> present, [d_model], finite.
+core::Status check_norm(const char* fn, const char* gamma_name, const char* beta_name, const NormWeights& norm,
+                        int d_model);
+// act(x W1 + b1) W2 + b2 for x [n, d_model]; the hidden activations are moved into *hidden if given.
+std::vector<float> feed_forward(std::span<const float> x, int n, int d_model, int d_ff, const FeedForwardWeights& ff,
+                                Activation activation, std::vector<float>* hidden);
+// LayerNorm of x [n, d_model] into a new vector.
+std::vector<float> norm(std::span<const float> x, int n, int d_model, const NormWeights& w, double eps);
+
+}  // namespace detail
+
+}  // namespace attnscope::model

@@ -1,0 +1,21 @@
+// activations.h: element-wise functions and vector helpers over the active KernelTable.
+// Layer: ops. Internal (no validation); every function works in place when out aliases x.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+namespace attnscope::ops {
+
+// out[i] = max(x[i], 0)
+void relu(std::span<const float> x, std::span<float> out);
+// out[i] = 0.5 x (1 + erf(x / sqrt 2)): the exact GELU (torch's approximate='none').
+void gelu(std::span<const float> x, std::span<float> out);
+// out[i] = tanh(x[i])
+void tanh(std::span<const float> x, std::span<float> out);
+// out[i] = a[i] + b[i]; a, b, out have the same size.
+void add(std::span<const float> a, std::span<const float> b, std::span<float> out);
+// sum_i a[i] * b[i]
+float dot(std::span<const float> a, std::span<const float> b);
+
+}  // namespace attnscope::ops

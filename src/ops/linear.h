@@ -1,0 +1,28 @@
+// linear.h: matrix products for the layers above, as thin wrappers over the active KernelTable.
+// Layer: ops. These are internal building blocks: they do not validate (callers have checked shapes
+// and finiteness) and require every dimension >= 1. Views carry their leading dimension, so a head's
+// columns of a [n, d_model] projection are passed without copying (ld = d_model).
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace attnscope::ops {
+
+// c[m,n] = alpha * a[m,k] · b[k,n] (+ bias[n] when bias != nullptr). Overwrites c.
+void matmul_nn(core::ConstMatView a, core::ConstMatView b, core::MatView c, float alpha = 1.0f,
+               const float* bias = nullptr);
+
+// c[m,n] = alpha * a[m,k] · b[n,k]ᵀ: the Q·Kᵀ form, each row of b is a key. Overwrites c.
+void matmul_nt(core::ConstMatView a, core::ConstMatView b, core::MatView c, float alpha = 1.0f);
+
+// y[n, out] = x[n, in] · w[in, out] + b[out]; w is stored [in, out] (contiguous), b may be empty.
+void linear(core::ConstMatView x, std::span<const float> w, std::span<const float> b, core::MatView y);
+
+// Allocating form: returns x[n, in] · w[in, out] + b as a new [n, out] row-major vector.
+std::vector<float> linear(std::span<const float> x, int n, int in, std::span<const float> w, int out,
+                          std::span<const float> b);
+
+}  // namespace attnscope::ops

@@ -1,0 +1,32 @@
+// mask.cpp: blocked entries become -inf before the softmax. Layer: ops.
+#include "ops/mask.h"
+
+#include <limits>
+
+namespace attnscope::ops {
+
+void apply_attention_mask(core::MatView s, std::span<const std::uint8_t> mask, bool causal) {
+  constexpr float kBlocked = -std::numeric_limits<float>::infinity();
+  if (!mask.empty()) {
+    for (int i = 0; i < s.rows; ++i) {
+      const std::uint8_t* mask_i = mask.data() + static_cast<std::size_t>(i) * s.cols;
+      for (int j = 0; j < s.cols; ++j) {
+        if (mask_i[j] == 0) s.at(i, j) = kBlocked;
+      }
+    }
+  }
+  if (causal) {
+    for (int i = 0; i < s.rows; ++i) {
+      for (int j = i + 1; j < s.cols; ++j) s.at(i, j) = kBlocked;
+    }
+  }
+}
+
+void apply_valid_len(core::MatView s, int valid_len) {
+  constexpr float kBlocked = -std::numeric_limits<float>::infinity();
+  for (int i = 0; i < s.rows; ++i) {
+    for (int j = valid_len < 0 ? s.cols : valid_len; j < s.cols; ++j) s.at(i, j) = kBlocked;
+  }
+}
+
+}  // namespace attnscope::ops

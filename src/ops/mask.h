@@ -1,0 +1,20 @@
+// mask.h: turn an explicit 0/1 mask and/or the causal rule into -inf entries of a score matrix.
+// Layer: ops. Internal (no validation: mask is empty or has s.rows * s.cols entries).
+// Causal is top-left aligned as torch.tril(ones(nq, nk)): key j is blocked for query i when j > i.
+// The two combine: an entry is blocked when either blocks it.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "core/tensor.h"
+
+namespace attnscope::ops {
+
+// Writes -inf into s[i, j] for every blocked (i, j); mask is [s.rows, s.cols], nonzero = may attend.
+void apply_attention_mask(core::MatView s, std::span<const std::uint8_t> mask, bool causal);
+
+// Writes -inf into columns j >= valid_len of every row (additive attention's validLen).
+void apply_valid_len(core::MatView s, int valid_len);
+
+}  // namespace attnscope::ops
