@@ -71,6 +71,63 @@ export interface MemoryStats {
   allocated: number;
 }
 
+// ---- the model pipeline (README "Model pipeline")
+
+export interface ModelConfig {
+  architecture?: 'encoder' | 'decoder' | 'encoder-decoder';
+  tokenizer?: 'word' | 'char' | { kind: 'bpe'; vocab: string | Record<string, number>; merges: string };
+  dModel?: number;
+  numHeads?: number;
+  numLayers?: number;
+  numDecoderLayers?: number;
+  dFF?: number;
+  normFirst?: boolean;
+  activation?: 'relu' | 'gelu';
+  eps?: number;
+  positional?: 'sinusoidal' | 'learned' | 'none';
+  positionalBase?: number;
+  maxPositions?: number;
+  attention?: 'learned' | 'simple';
+  seed?: number;
+  embeddings?: Record<string, ArrayLike<number>>;
+  weights?: Uint8Array | ArrayBuffer;
+  topK?: number;
+  maxTokens?: number;
+}
+
+export interface AttentionTrace {
+  q?: Float32Array; k?: Float32Array; v?: Float32Array;
+  scores?: Float32Array; weights?: Float32Array; concat?: Float32Array; output?: Float32Array;
+}
+
+export interface LayerTrace {
+  kind: 'encoder' | 'decoder' | 'simple';
+  input?: Float32Array;
+  attention: AttentionTrace;
+  cross?: AttentionTrace;
+  ffHidden?: Float32Array;
+  output: Float32Array;
+}
+
+export interface SideTrace {
+  tokens: string[]; ids: Int32Array; offsets: Int32Array; n: number;
+  embeddings: Float32Array; positional: Float32Array; input: Float32Array;
+  layers: LayerTrace[]; output: Float32Array;
+}
+
+export interface ModelRun extends SideTrace {
+  dModel: number; numHeads: number; headDim: number; dFF: number;
+  next: { tokens: string[]; ids: Int32Array; probs: Float32Array };
+  source?: SideTrace;
+}
+
+export interface Model {
+  readonly config: Readonly<Required<Omit<ModelConfig, 'weights' | 'embeddings' | 'tokenizer'>> & { tokenizer: 'word' | 'char' | 'bpe' }>;
+  run(input: string | { source: string; target: string }, options?: { trace?: 'full' | 'weights' | 'none' }): ModelRun;
+  parameters(): { name: string; shape: number[] }[];
+  delete(): void;
+}
+
 export interface AttnScope {
   /** The package version. */
   readonly version: string;
@@ -170,6 +227,13 @@ export interface AttnScope {
    * @example const bpe = as.createBpeTokenizer({ vocab, merges }); bpe.encode('Hello world').ids // [15496, 995]
    */
   createBpeTokenizer(args: { vocab: string | Record<string, number>; merges: string }): BpeTokenizer;
+
+  /**
+   * Builds a transformer pipeline (text -> tokens -> embeddings + positions -> layers -> every intermediate).
+   * Free it with delete().
+   * @example const model = as.createModel({ dModel: 16, numHeads: 2, numLayers: 2 }); model.run('Hello world').layers[0].attention.weights
+   */
+  createModel(config?: ModelConfig): Model;
 
   /** Wasm heap facts, for leak checks. */
   memoryStats(): MemoryStats;

@@ -4,6 +4,7 @@
 // JS-owned typed arrays. See ../../README.md and index.d.ts for the contract and examples.
 import { loadModule } from './loader.js';
 import { fail, unwrap } from './errors.js';
+import { createModel } from './model.js';
 import {
   bool, checkString, divisible, f32, int, mask, num, object, oneOf, validate,
 } from './validate.js';
@@ -254,6 +255,9 @@ class AttnScope {
     }
     return new BpeTokenizer(handle);
   }
+
+  /** Builds a transformer pipeline; see docs/model.md. Free it with delete(). */
+  createModel(config) { return createModel(this.#m, config); }
 
   /** Wasm heap facts: { heapSize, allocated } in bytes (for leak checks). */
   memoryStats() { return this.#m.memoryStats(); }

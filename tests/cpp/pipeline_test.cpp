@@ -1,0 +1,329 @@
+// pipeline_test.cpp: the model pipeline (model/transformer.h): the classic worked example to the printed
+// digits, seeded embeddings and weights, safetensors round trip and errors, and the PyTorch fixtures of
+// tests/fixtures/model (generate.py) compared layer by layer.
+#include <catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "io/safetensors.h"
+#include "model/transformer.h"
+#include "support/compare.h"
+
+using attnscope::model::Architecture;
+using attnscope::model::FirstAttention;
+using attnscope::model::ModelConfig;
+using attnscope::model::PositionalKind;
+using attnscope::model::RunTrace;
+using attnscope::model::TraceLevel;
+using attnscope::model::Transformer;
+
+namespace {
+
+std::unique_ptr<Transformer> make(const ModelConfig& c) {
+  auto r = Transformer::create(c);
+  INFO(r.status().message);
+  REQUIRE(r.ok());
+  return std::move(r).value();
+}
+
+RunTrace run(const Transformer& t, const std::string& text, TraceLevel level = TraceLevel::kFull) {
+  auto r = t.run(text, level);
+  INFO(r.status().message);
+  REQUIRE(r.ok());
+  return std::move(r).value();
+}
+
+std::string create_error(const ModelConfig& c) {
+  auto r = Transformer::create(c);
+  REQUIRE_FALSE(r.ok());
+  return r.status().message;
+}
+
+std::vector<std::uint8_t> read_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  REQUIRE(f.good());
+  return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream f(path);
+  REQUIRE(f.good());
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return nlohmann::json::parse(ss.str());
+}
+
+ModelConfig classic_config() {
+  ModelConfig c;
+  c.d_model = 3;
+  c.positional = PositionalKind::kNone;
+  c.attention = FirstAttention::kSimple;
+  c.num_layers = 1;
+  c.embeddings = {{"Your", {0.43f, 0.15f, 0.89f}}, {"journey", {0.55f, 0.87f, 0.66f}},
+                  {"starts", {0.57f, 0.85f, 0.64f}}, {"with", {0.22f, 0.58f, 0.33f}},
+                  {"one", {0.77f, 0.25f, 0.10f}},    {"step", {0.05f, 0.80f, 0.55f}}};
+  return c;
+}
+
+bool same(const RunTrace& a, const RunTrace& b) {
+  if (a.main.output != b.main.output || a.main.layers.size() != b.main.layers.size()) return false;
+  for (std::size_t i = 0; i < a.main.layers.size(); ++i) {
+    const auto &x = a.main.layers[i], &y = b.main.layers[i];
+    if (x.output != y.output || x.attention.weights != y.attention.weights || x.attention.q != y.attention.q ||
+        x.ff_hidden != y.ff_hidden || x.cross.weights != y.cross.weights)
+      return false;
+  }
+  return a.next.probs == b.next.probs && a.next.ids == b.next.ids;
+}
+
+std::vector<float> floats(const nlohmann::json& j) { return j.get<std::vector<float>>(); }
+
+double max_abs(const std::vector<float>& got, const std::vector<float>& want) {
+  double m = 0.0;
+  for (std::size_t i = 0; i < got.size() && i < want.size(); ++i) m = std::max(m, std::fabs(double(got[i]) - want[i]));
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("pipeline: the classic 'Your journey starts with one step' example to the printed digits",
+          "[model][pipeline]") {
+  auto t = make(classic_config());
+  const RunTrace r = run(*t, "Your journey starts with one step");
+  REQUIRE(r.main.n == 6);
+  REQUIRE(r.num_heads == 1);
+  REQUIRE(r.main.layers.size() == 1);
+  const auto& L = r.main.layers[0];
+  CHECK(L.kind == attnscope::model::LayerKind::kSimple);
+  const std::vector<double> w2 = {0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581};
+  const std::vector<double> c2 = {0.4419, 0.6515, 0.5683};
+  for (int j = 0; j < 6; ++j) CHECK(std::round(L.attention.weights[6 + j] * 1e4) / 1e4 == Approx(w2[j]).margin(1e-9));
+  for (int j = 0; j < 3; ++j) CHECK(std::round(L.output[3 + j] * 1e4) / 1e4 == Approx(c2[j]).margin(1e-9));
+  CHECK(r.main.output == L.output);
+  CHECK(r.main.input == r.main.embeddings);
+  REQUIRE(r.next.tokens.size() == 5);
+  float sum_first = 0.0f;
+  for (float p : r.next.probs) sum_first += p;
+  CHECK(sum_first < 1.0f + 1e-6f);
+}
+
+TEST_CASE("pipeline: the same token gets the same embedding row whatever the text", "[model][pipeline]") {
+  ModelConfig c;
+  auto t = make(c);
+  const RunTrace a = run(*t, "the cat sat");
+  const RunTrace b = run(*t, "a very happy cat indeed");
+  const int d = c.d_model;
+  const std::vector<float> row_a(a.main.embeddings.begin() + d, a.main.embeddings.begin() + 2 * d);
+  const std::vector<float> row_b(b.main.embeddings.begin() + 3 * d, b.main.embeddings.begin() + 4 * d);
+  CHECK(row_a == row_b);
+  CHECK(a.main.ids == std::vector<std::int32_t>{0, 1, 2});
+  const RunTrace rep = run(*t, "the cat the");
+  CHECK(rep.main.ids == std::vector<std::int32_t>{0, 1, 0});
+  CHECK(std::vector<float>(rep.main.embeddings.begin(), rep.main.embeddings.begin() + d) ==
+        std::vector<float>(rep.main.embeddings.begin() + 2 * d, rep.main.embeddings.begin() + 3 * d));
+  // Seeded rows: zero-mean, unit-variance uniform values.
+  for (float v : a.main.embeddings) CHECK(std::fabs(v) < 1.7320509f);
+}
+
+TEST_CASE("pipeline: seeded initialisation is identical across models and differs across seeds",
+          "[model][pipeline]") {
+  for (auto arch : {Architecture::kEncoder, Architecture::kDecoder, Architecture::kEncoderDecoder}) {
+    ModelConfig c;
+    c.architecture = arch;
+    c.positional = PositionalKind::kLearned;
+    auto a = make(c), b = make(c);
+    CHECK(a->parameters() == b->parameters());
+    CHECK(same(run(*a, "hello world again"), run(*b, "hello world again")));
+    c.seed = 43;
+    auto other = make(c);
+    CHECK(other->parameters() != a->parameters());
+  }
+  // biases 0, norms gamma 1 beta 0, Xavier bound
+  ModelConfig c;
+  auto t = make(c);
+  const auto& p = t->parameters();
+  CHECK(p.at("encoder.layers.0.self_attn.bq") == std::vector<float>(16, 0.0f));
+  CHECK(p.at("encoder.layers.1.norm2.weight") == std::vector<float>(16, 1.0f));
+  const float bound = std::sqrt(6.0f / (16 + 64));
+  for (float v : p.at("encoder.layers.0.linear1.weight")) CHECK(std::fabs(v) <= bound);
+}
+
+TEST_CASE("pipeline: run twice gives identical results at every trace level", "[model][pipeline]") {
+  ModelConfig c;
+  c.architecture = Architecture::kEncoderDecoder;
+  auto t = make(c);
+  auto a = t->run("the source text", "la cible", TraceLevel::kFull);
+  auto b = t->run("the source text", "la cible", TraceLevel::kFull);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(same(a.value(), b.value()));
+  CHECK(a.value().source.output == b.value().source.output);
+  auto w = t->run("the source text", "la cible", TraceLevel::kWeights);
+  REQUIRE(w.ok());
+  CHECK(w.value().main.output == a.value().main.output);
+  CHECK(w.value().main.layers[0].attention.weights == a.value().main.layers[0].attention.weights);
+  CHECK(w.value().main.layers[0].cross.weights == a.value().main.layers[0].cross.weights);
+  CHECK(w.value().main.layers[0].attention.q.empty());
+  CHECK(w.value().main.layers[0].ff_hidden.empty());
+  auto none = t->run("the source text", "la cible", TraceLevel::kNone);
+  REQUIRE(none.ok());
+  CHECK(none.value().main.layers[0].attention.weights.empty());
+  CHECK(none.value().main.output == a.value().main.output);
+  // full trace shapes
+  const auto& L = a.value().main.layers[1];
+  CHECK(L.attention.scores.size() == 2u * 2 * 2);
+  CHECK(std::isinf(L.attention.scores[1]));  // causal: row 0 may not see key 1
+  CHECK(L.cross.weights.size() == 2u * 2 * 3);
+  CHECK(L.cross.k.size() == 3u * 16);
+  CHECK(L.ff_hidden.size() == 2u * 64);
+}
+
+TEST_CASE("pipeline: safetensors round trip gives identical outputs", "[model][pipeline][safetensors]") {
+  ModelConfig c;
+  c.architecture = Architecture::kEncoderDecoder;
+  c.positional = PositionalKind::kLearned;
+  c.max_positions = 32;
+  c.norm_first = true;
+  // word/char embedding rows are seeded per token (not part of the file): give them explicitly
+  for (const char* tok : {"one", "two", "three", "un", "deux"}) {
+    std::vector<float> row(16);
+    for (int i = 0; i < 16; ++i) row[static_cast<std::size_t>(i)] = 0.1f * static_cast<float>(i % 5) - 0.2f + 0.01f * tok[0];
+    c.embeddings.emplace_back(tok, row);
+  }
+  auto a = make(c);
+  std::vector<attnscope::io::NamedTensor> ts;
+  for (const auto& [name, shape] : a->parameter_shapes()) {
+    attnscope::io::NamedTensor t;
+    t.name = name;
+    t.dtype = "F32";
+    for (int s : shape) t.shape.push_back(s);
+    t.data = a->parameters().at(name);
+    ts.push_back(t);
+  }
+  c.weights = attnscope::io::write_safetensors(ts);
+  c.seed = 7;  // every parameter comes from the file, so the seed no longer matters
+  auto b = make(c);
+  CHECK(b->parameters() == a->parameters());
+  auto ra = a->run("one two three", "un deux", TraceLevel::kFull);
+  auto rb = b->run("one two three", "un deux", TraceLevel::kFull);
+  REQUIRE(ra.ok());
+  REQUIRE(rb.ok());
+  CHECK(same(ra.value(), rb.value()));
+}
+
+TEST_CASE("pipeline: bad configs and malformed weights give precise errors", "[model][pipeline][errors]") {
+  ModelConfig c;
+  c.d_model = 10;
+  c.num_heads = 3;
+  CHECK(create_error(c) == "createModel: dModel (10) must be divisible by numHeads (3)");
+  c = ModelConfig();
+  c.weights = {1, 2, 3};
+  CHECK(create_error(c) == "createModel: weights: safetensors buffer (3 bytes) is shorter than the 8-byte header length");
+  c = ModelConfig();
+  {
+    attnscope::io::NamedTensor t{"encoder.layers.0.self_attn.wq", "F32", {16, 8}, std::vector<float>(128, 0.0f)};
+    c.weights = attnscope::io::write_safetensors({t});
+    CHECK(create_error(c) ==
+          "createModel: weights: tensor \"encoder.layers.0.self_attn.wq\" has shape [16,8], expected [16,16]");
+    t.name = "encoder.layers.5.self_attn.wq";
+    c.weights = attnscope::io::write_safetensors({t});
+    CHECK(create_error(c) == "createModel: weights: tensor \"encoder.layers.5.self_attn.wq\" is not a parameter of "
+                             "this model (see docs/model.md for the names)");
+    attnscope::io::NamedTensor bad{"encoder.layers.0.self_attn.bq", "F32", {16}, std::vector<float>(16, 0.0f)};
+    bad.data[3] = NAN;
+    c.weights = attnscope::io::write_safetensors({bad});
+    CHECK(create_error(c) == "createModel: weights: tensor \"encoder.layers.0.self_attn.bq\"[3] (nan) must be finite");
+  }
+  c = ModelConfig();
+  c.d_model = 4;
+  c.embeddings = {{"x", {1.0f, 2.0f}}};
+  CHECK(create_error(c) == "createModel: embeddings[\"x\"] must have length 4 (dModel = 4), got 2");
+  c = ModelConfig();
+  c.architecture = Architecture::kDecoder;
+  c.attention = FirstAttention::kSimple;
+  CHECK(create_error(c) ==
+        "createModel: attention ('simple') needs architecture 'encoder' or 'encoder-decoder' (it has no causal mask)");
+  c = ModelConfig();
+  c.max_tokens = 4;
+  auto t = make(c);
+  auto r = t->run("a b c d e", TraceLevel::kFull);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message == "run: text has 5 tokens, more than maxTokens (4)");
+  r = t->run("   ", TraceLevel::kFull);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message == "run: text has no tokens");
+  r = t->run("a", "b", TraceLevel::kFull);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message == "run: text must be a string for architecture 'encoder' ({ source, target } needs "
+                              "'encoder-decoder')");
+  CHECK(run(*t, "a b c d").main.n == 4);  // still fine afterwards
+  c = ModelConfig();
+  c.d_model = 8;
+  c.positional = PositionalKind::kNone;
+  c.embeddings = {{"a", std::vector<float>(8, 3e38f)}};
+  auto huge = make(c);
+  r = huge->run("a a", TraceLevel::kFull);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message == "run: text: layer 0 produced non-finite values (embeddings or weights too large)");
+}
+
+TEST_CASE("pipeline: PyTorch fixtures, every layer output and attention weight", "[model][pipeline][torch]") {
+  for (const char* name : {"encdec", "encoder", "decoder"}) {
+    const std::string dir = std::string(ATTNSCOPE_FIXTURES_DIR) + "/model/";
+    const nlohmann::json j = read_json(dir + name + ".json");
+    const auto& jc = j["config"];
+    ModelConfig c;
+    const std::string arch = jc["architecture"];
+    c.architecture = arch == "encoder" ? Architecture::kEncoder
+                     : arch == "decoder" ? Architecture::kDecoder
+                                         : Architecture::kEncoderDecoder;
+    c.d_model = jc["dModel"];
+    c.num_heads = jc["numHeads"];
+    c.num_layers = jc["numLayers"];
+    c.d_ff = jc["dFF"];
+    c.norm_first = jc["normFirst"];
+    c.activation = jc["activation"] == "gelu" ? attnscope::model::Activation::kGelu
+                                              : attnscope::model::Activation::kRelu;
+    for (const auto& [tok, row] : j["embeddings"].items()) c.embeddings.emplace_back(tok, floats(row));
+    c.weights = read_bytes(dir + j["weights"].get<std::string>());
+    auto t = make(c);
+    const double atol = j["tolerance"]["atol"], rtol = j["tolerance"]["rtol"];
+    auto res = c.architecture == Architecture::kEncoderDecoder
+                   ? t->run(j["source"].get<std::string>(), j["target"].get<std::string>(), TraceLevel::kFull)
+                   : t->run(j["text"].get<std::string>(), TraceLevel::kFull);
+    INFO(res.status().message);
+    REQUIRE(res.ok());
+    const RunTrace& r = res.value();
+    double worst = 0.0;
+    auto compare_side = [&](const attnscope::model::SideTrace& side, const nlohmann::json& e, const std::string& what) {
+      attnscope::test::check_close(side.input, floats(e["input"]), atol, rtol, what + " input");
+      REQUIRE(side.layers.size() == e["layers"].size());
+      for (std::size_t i = 0; i < side.layers.size(); ++i) {
+        const auto& L = side.layers[i];
+        const auto& E = e["layers"][i];
+        const std::string at = std::string(name) + " " + what + " layer " + std::to_string(i);
+        attnscope::test::check_close(L.output, floats(E["output"]), atol, rtol, at + " output");
+        attnscope::test::check_close(L.attention.weights, floats(E["weights"]), atol, rtol, at + " weights");
+        worst = std::max({worst, max_abs(L.output, floats(E["output"])), max_abs(L.attention.weights, floats(E["weights"]))});
+        if (E.contains("crossWeights")) {
+          attnscope::test::check_close(L.cross.weights, floats(E["crossWeights"]), atol, rtol, at + " cross weights");
+          worst = std::max(worst, max_abs(L.cross.weights, floats(E["crossWeights"])));
+        }
+      }
+      attnscope::test::check_close(side.output, floats(e["output"]), atol, rtol, what + " output");
+    };
+    const auto& e = j["expected"];
+    if (r.has_source) compare_side(r.source, e["source"], "source");
+    compare_side(r.main, e, r.has_source ? "target" : "text");
+    std::vector<std::string> want_tokens = e["next"]["tokens"];
+    CHECK(r.next.tokens == want_tokens);
+    attnscope::test::check_close(r.next.probs, floats(e["next"]["probs"]), 1e-5, 1e-4, "next probs");
+    std::printf("pipeline fixture %s: max abs error vs PyTorch %.3g\n", name, worst);
+  }
+}
