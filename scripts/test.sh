@@ -7,10 +7,16 @@
 # Counts: Catch2 test cases, node test cases, one per check. Logs: build/test-logs/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/build.sh || { echo "test: build failed"; echo "0 passed, 1 failed"; exit 1; }
-export NODE_PATH=/usr/share/nodejs
 LOGS=build/test-logs
 rm -rf "$LOGS" && mkdir -p "$LOGS"
+echo "test: set-up and build (log: $LOGS/build.log)"
+if ! bash scripts/build.sh >"$LOGS/build.log" 2>&1; then
+  tail -n 40 "$LOGS/build.log"
+  echo "test: build failed"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+export NODE_PATH=/usr/share/nodejs
 PASSED=0
 FAILED=0
 echo "toolchain: $(em++ --version | head -n1); $(g++ --version | head -n1); node $(node --version)"
