@@ -14,6 +14,12 @@ if [[ ${ATTNSCOPE_SKIP_NATIVE:-0} != 1 ]]; then
   cmake --build build/native -j"$JOBS"
 fi
 
+# The same Catch2 tests under AddressSanitizer + UBSan (test command only: ATTNSCOPE_ASAN=1).
+if [[ ${ATTNSCOPE_ASAN:-0} == 1 ]]; then
+  cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNSCOPE_SANITIZE=ON -DATTNSCOPE_BENCH=OFF >/dev/null
+  cmake --build build/asan -j"$JOBS"
+fi
+
 # Pass the emulator explicitly: emcmake's default adds a flag Node 20 rejects [4].
 if [[ ! -f build/wasm/CMakeCache.txt ]]; then
   emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release -DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # README command 2: set up and build if needed, then run every suite and end with one summary line
 # "N passed, N failed" (sql.js's Passed:N Failed:M habit):
-#   1. Catch2 natively (ctest, build/native)      2. Catch2 as wasm under node (ctest, build/wasm, SIMD core)
+#   1. Catch2 natively (ctest, build/native; again under ASan+UBSan in build/asan)   2. Catch2 as wasm under node (ctest, build/wasm, SIMD core)
 #   3. node --test tests/js against the SIMD build, then the scalar build (one suite, every artifact)
 #   4. real-browser tests (playwright-core + Debian chromium)   5. layering and packaging checks.
 # Counts: Catch2 test cases, node test cases, one per check. Logs: build/test-logs/.
@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 LOGS=build/test-logs
 rm -rf "$LOGS" && mkdir -p "$LOGS"
 echo "test: set-up and build (log: $LOGS/build.log)"
-if ! bash scripts/build.sh >"$LOGS/build.log" 2>&1; then
+if ! ATTNSCOPE_ASAN=1 bash scripts/build.sh >"$LOGS/build.log" 2>&1; then
   tail -n 40 "$LOGS/build.log"
   echo "test: build failed"
   echo "0 passed, 1 failed"
@@ -65,6 +65,7 @@ check() {
 }
 
 run_ctest catch2-native build/native
+run_ctest catch2-asan build/asan
 run_ctest catch2-wasm build/wasm
 JS_TESTS=$(ls tests/js/*.test.js 2>/dev/null)
 if [[ -n $JS_TESTS ]]; then
