@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# `npm run bench`: the comparative JS benchmark (bench/attention_bench.mjs: attnscope SIMD/scalar vs plain
+# JS, onnxruntime-web, tfjs-wasm; table also written to build/bench/attention.md), then, if it has been
+# built (cmake -DATTNSCOPE_BENCH=ON under emcmake), the wasm kernel benchmark (GEMM/softmax, scalar vs
+# SIMD). Arguments go to attention_bench.mjs (--quick for a short smoke run). Speed is reported, never
+# asserted. Needs the module in dist/ (scripts/build.sh) and the npm dev dependencies (npm ci).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+if [[ ! -f dist/attnscope.mjs ]]; then
+  echo "bench: dist/attnscope.mjs is missing; build first (bash scripts/build.sh)" >&2
+  exit 1
+fi
+if [[ ! -d node_modules/onnxruntime-web || ! -d node_modules/@tensorflow/tfjs-backend-wasm ]]; then
+  echo "bench: installing npm dev dependencies (npm ci)" >&2
+  npm ci --no-audit --no-fund >&2 || exit 1
+fi
+
+# Exit status 75: attnscope could not be loaded (dist/ caught while being rebuilt) — retry in a fresh
+# process, since the glue is imported only once per process.
+status=75
+for attempt in 1 2 3; do
+  node bench/attention_bench.mjs "$@"
+  status=$?
+  [[ $status -ne 75 ]] && break
+  echo "bench: retrying in 20 s (attempt $attempt of 3)" >&2
+  sleep 20
+done
+(( status != 0 )) && exit "$status"
+
+KERNELS=build/wasm/bench/attnscope_bench_kernels.js
+if [[ -f $KERNELS ]]; then
+  echo
+  echo "## Kernel benchmark ($KERNELS)"
+  echo
+  node "$KERNELS" | tee build/bench/kernels.md
+else
+  echo
+  echo "(kernel benchmark not built: $KERNELS is missing; configure build/wasm with -DATTNSCOPE_BENCH=ON to add GEMM/softmax kernel figures)"
+fi
