@@ -1,0 +1,439 @@
+// Real-browser tests of the static page (web/): playwright-core driving Debian's chromium
+// (shared/TOOLCHAIN.md 13), build/site served by scripts/serve.mjs on a free loopback port.
+// Every page opened here fails its test on a console error, a pageerror, a dialog or a request that
+// leaves the page's origin. Numbers on the page are compared with the module's own results for the
+// same input, computed in the page through an import of /bindings/js/index.js.
+// Run: node --test --test-concurrency=1 tests/browser/
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startServer } from '../../scripts/serve.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const shots = path.join(root, 'build', 'screenshots');
+const CHROMIUM = '/usr/bin/chromium';
+
+let server;
+let base; // http://127.0.0.1:PORT/
+let context;
+let profile;
+
+before(async () => {
+  const missing = ['attnscope.mjs', 'attnscope.wasm', 'attnscope.simd.wasm'].filter((f) => !existsSync(path.join(root, 'dist', f)));
+  if (missing.length) {
+    throw new Error(`dist/ is missing ${missing.join(', ')}: build the module first (scripts/build.sh), then rerun the browser tests`);
+  }
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: the browser tests need Debian's chromium package`);
+  const built = spawnSync(process.execPath, [path.join(root, 'scripts', 'build-site.mjs')], { cwd: root, encoding: 'utf8' });
+  if (built.status !== 0) throw new Error(`scripts/build-site.mjs failed:\n${built.stdout}${built.stderr}`);
+  ({ server, url: base } = await startServer({ root: path.join(root, 'build', 'site'), port: 0 }));
+  profile = mkdtempSync(path.join(tmpdir(), 'attnscope-chromium-'));
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 800 },
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+      '--no-first-run', '--disable-sync', '--disable-quic'],
+  });
+  mkdirSync(shots, { recursive: true });
+});
+
+after(async () => {
+  await context?.close();
+  await new Promise((r) => (server ? server.close(r) : r()));
+  if (profile) rmSync(profile, { recursive: true, force: true });
+});
+
+/** Opens the page (optionally with a hash) and records everything that must not happen. */
+async function open(hash = '', viewport) {
+  const page = await context.newPage();
+  if (viewport) await page.setViewportSize(viewport);
+  const rec = { errors: [], offOrigin: [], requests: [], dialogs: [], failed: [] };
+  const origin = new URL(base).origin;
+  page.on('console', (m) => { if (m.type() === 'error') rec.errors.push(`console: ${m.text()}`); });
+  page.on('pageerror', (e) => rec.errors.push(`pageerror: ${e.message}`));
+  page.on('dialog', async (d) => { rec.dialogs.push(d.message()); await d.dismiss(); });
+  page.on('request', (r) => {
+    const u = r.url();
+    rec.requests.push(u);
+    if (!u.startsWith('blob:') && !u.startsWith('data:') && new URL(u).origin !== origin) rec.offOrigin.push(u);
+  });
+  page.on('response', (r) => { if (r.status() >= 400) rec.failed.push(`${r.status()} ${r.url()}`); });
+  await page.goto(`${base}web/${hash}`);
+  await settled(page, 0);
+  return { page, rec };
+}
+
+/** Waits until more than `runs` results arrived and no request is pending; returns the run count. */
+async function settled(page, runs) {
+  await page.waitForFunction((n) => {
+    const a = window.__attnscope;
+    return a && a.runs > n && !document.documentElement.dataset.busy;
+  }, runs, { timeout: 30000 });
+  return page.evaluate(() => window.__attnscope.runs);
+}
+
+/** Runs `action` (which changes the input) and waits for the page to redraw. */
+async function after1(page, action) {
+  const runs = await page.evaluate(() => window.__attnscope.runs);
+  await action();
+  await settled(page, runs);
+}
+
+function clean(rec) {
+  assert.deepEqual(rec.errors, [], 'no console errors or page errors');
+  assert.deepEqual(rec.offOrigin, [], 'no request leaves the page origin');
+  assert.deepEqual(rec.failed, [], 'no failed responses (the favicon is shipped)');
+  assert.deepEqual(rec.dialogs, [], 'no dialog opened');
+}
+
+/** The page's error banner text, or null when hidden. */
+const errorText = (page) => page.evaluate(() => {
+  const el = document.getElementById('error');
+  return el.hidden ? null : el.textContent;
+});
+
+test('page: loads with SIMD, no console errors and no off-origin requests', async () => {
+  const { page, rec } = await open();
+  const info = await page.evaluate(() => window.__attnscope.info);
+  assert.equal(info.simd, true, 'the SIMD128 build runs in chromium');
+  assert.match(await page.textContent('#status'), /SIMD128 wasm · v\d+\.\d+\.\d+ · computed in [\d.]+ ms/);
+  const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
+  assert.match(csp, /script-src 'self' 'wasm-unsafe-eval'/);
+  assert.match(csp, /connect-src 'self'/);
+  assert.equal(await page.locator('script:not([src])').count(), 0, 'no inline scripts');
+  assert.equal(await page.locator('[onclick],[onload],[onerror],[oninput],[onchange]').count(), 0, 'no inline handlers');
+  assert.ok(rec.requests.some((u) => u.endsWith('/dist/attnscope.simd.wasm')), 'the SIMD .wasm is loaded');
+  assert.ok(rec.requests.some((u) => u.endsWith('/web/favicon.svg')), 'the favicon is served');
+  assert.ok(!rec.requests.some((u) => u.includes('/assets/gpt2/')), 'the BPE files are not loaded until BPE is chosen');
+  assert.equal(await errorText(page), null);
+  clean(rec);
+  await page.close();
+});
+
+test('page: typing gives one n×n heatmap per head whose cells are the module\'s weights', async () => {
+  const { page, rec } = await open();
+  const text = 'The quick brown fox jumps over the lazy dog';
+  await after1(page, () => page.fill('#text', text));
+  const snap = await page.evaluate(() => ({ state: window.__attnscope.traceState, n: window.__attnscope.trace.n }));
+  assert.equal(snap.state.text, text);
+  assert.equal(snap.n, 9);
+  const maps = page.locator('canvas[data-kind="attention"]');
+  assert.equal(await maps.count(), 4, 'one heatmap per selected head (4 heads, all selected)');
+  for (let hd = 0; hd < 4; hd++) {
+    const c = maps.nth(hd);
+    assert.equal(await c.getAttribute('data-rows'), '9');
+    assert.equal(await c.getAttribute('data-cols'), '9');
+    assert.equal(await c.getAttribute('data-head'), String(hd));
+    assert.equal(await c.evaluate((el) => [el.width, el.height].join('×')), '9×9', 'one canvas pixel per cell');
+  }
+  // recompute in the page with the public module: same tokens, and the weights of every head from
+  // the trace's q/k/v through scaledDotProductAttention, and a fresh createModel run of the same config
+  const cmp = await page.evaluate(async (t) => {
+    const { createAttnScope } = await import('/bindings/js/index.js');
+    const as = await createAttnScope();
+    const { trace, traceState: s } = window.__attnscope;
+    const shown = [...document.querySelectorAll('canvas[data-kind="attention"]')].map((c) => JSON.parse(c.dataset.values));
+    const { n, dModel: d } = trace;
+    const H = trace.numHeads;
+    const hd = d / H;
+    const A = trace.layers[0].attention;
+    const cols = (x, h0) => {
+      const o = new Float32Array(n * hd);
+      for (let i = 0; i < n; i++) o.set(x.subarray(i * d + h0 * hd, (i + 1) * d - (H - 1 - h0) * hd), i * hd);
+      return o;
+    };
+    let maxDiffSdpa = 0;
+    let maxDiffTrace = 0;
+    for (let h0 = 0; h0 < H; h0++) {
+      const r = as.scaledDotProductAttention({ q: cols(A.q, h0), k: cols(A.k, h0), v: cols(A.v, h0), nq: n, nk: n, dk: hd, dv: hd });
+      for (let c = 0; c < n * n; c++) {
+        maxDiffSdpa = Math.max(maxDiffSdpa, Math.abs(r.weights[c] - shown[h0][c]));
+        maxDiffTrace = Math.max(maxDiffTrace, Math.abs(A.weights[h0 * n * n + c] - shown[h0][c]));
+      }
+    }
+    let maxDiffModel = 0;
+    {
+      const m = as.createModel({
+        architecture: s.arch, tokenizer: s.tokenizer, dModel: s.dModel, numHeads: s.numHeads, numLayers: s.numLayers,
+        dFF: s.dFF, normFirst: s.normFirst, activation: s.activation, positional: s.positional, positionalBase: s.base,
+        attention: 'learned', seed: s.seed,
+      });
+      const out = m.run(t, { trace: 'full' });
+      for (let h0 = 0; h0 < H; h0++) {
+        for (let c = 0; c < n * n; c++) maxDiffModel = Math.max(maxDiffModel, Math.abs(out.layers[0].attention.weights[h0 * n * n + c] - shown[h0][c]));
+      }
+      m.delete();
+    }
+    return { tokens: as.tokenize(t, { kind: 'word' }).tokens, pageTokens: trace.tokens, maxDiffSdpa, maxDiffTrace, maxDiffModel };
+  }, text);
+  assert.deepEqual(cmp.pageTokens, cmp.tokens);
+  assert.equal(cmp.maxDiffTrace, 0, 'the canvas data is the trace');
+  assert.ok(cmp.maxDiffSdpa < 1e-6, `scaledDotProductAttention agrees (max diff ${cmp.maxDiffSdpa})`);
+  assert.ok(cmp.maxDiffModel < 1e-6, `createModel agrees (max diff ${cmp.maxDiffModel})`);
+  // hover shows the exact value of a cell
+  const c0 = maps.nth(0);
+  await c0.scrollIntoViewIfNeeded();
+  const box = await c0.boundingBox();
+  await page.mouse.move(box.x + box.width * (2.5 / 9), box.y + box.height * (1.5 / 9));
+  const tip = await c0.locator('xpath=..').locator('.hm-tip').textContent();
+  const v = JSON.parse(await c0.getAttribute('data-values'))[1 * 9 + 2];
+  assert.ok(tip.includes(v.toFixed(4)), `tooltip "${tip}" shows ${v.toFixed(4)}`);
+  assert.match(tip, /query 1 “quick” · key 2 “brown”/);
+  clean(rec);
+  await page.close();
+});
+
+test('page: the worked example shows the published digits and stays editable', async () => {
+  const { page, rec } = await open('#mode=example');
+  const rowText = (m) => page.locator(`table[data-matrix="${m}"] tbody tr`).nth(1).locator('td').allTextContents();
+  assert.deepEqual(await rowText('scores'), ['0.9544', '1.4950', '1.4754', '0.8434', '0.7070', '1.0865']);
+  assert.deepEqual(await rowText('weights'), ['0.1385', '0.2379', '0.2333', '0.1240', '0.1082', '0.1581']);
+  assert.deepEqual(await rowText('context'), ['0.4419', '0.6515', '0.5683']);
+  // the same numbers straight from the module
+  const direct = await page.evaluate(async () => {
+    const { createAttnScope } = await import('/bindings/js/index.js');
+    const as = await createAttnScope();
+    const x = new Float32Array([0.43, 0.15, 0.89, 0.55, 0.87, 0.66, 0.57, 0.85, 0.64, 0.22, 0.58, 0.33, 0.77, 0.25, 0.10, 0.05, 0.80, 0.55]);
+    return Array.from(as.simpleSelfAttention({ x, n: 6, d: 3 }).context.subarray(3, 6), (v) => v.toFixed(4));
+  });
+  assert.deepEqual(direct, ['0.4419', '0.6515', '0.5683']);
+  // the attention heatmap and the step-by-step view use the example too
+  assert.equal(await page.getAttribute('canvas[data-kind="attention"]', 'data-rows'), '6');
+  // edit "journey"'s first number; the focus stays in the input and the numbers follow
+  const input = page.locator('table[data-matrix="inputs"] input').nth(3);
+  await after1(page, () => input.fill('1'));
+  assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'journey dimension 1');
+  const edited = await rowText('scores');
+  assert.equal(edited[1], (1 * 1 + 0.87 * 0.87 + 0.66 * 0.66).toFixed(4));
+  assert.match(await page.evaluate(() => location.hash), /ex=/);
+  await after1(page, () => page.click('text=Reset to the published vectors'));
+  assert.deepEqual(await rowText('context'), ['0.4419', '0.6515', '0.5683']);
+  clean(rec);
+  await page.close();
+});
+
+test('page: typed HTML is shown as text and never runs', async () => {
+  const { page, rec } = await open();
+  const xss = '<img src=x onerror=alert(1)>';
+  await after1(page, () => page.fill('#text', xss));
+  await page.waitForTimeout(200);
+  assert.equal(await page.textContent('#tokens .spans'), xss);
+  assert.equal(await page.locator('#content img, #content script').count(), 0, 'no element was made from the text');
+  const chips = await page.locator('#tokens .chip .chip-text').allTextContents();
+  assert.ok(chips.includes('<') && chips.includes('img') && chips.includes('onerror'), chips.join(' '));
+  assert.ok(!rec.requests.some((u) => /\/x$/.test(u)), 'the image URL was never requested');
+  clean(rec);
+  await page.close();
+});
+
+test('page: token spans follow UTF-16 offsets through CJK, emoji and code', async () => {
+  const { page, rec } = await open();
+  const text = '注意力 is 🙂 fun: f(x)=x²';
+  await after1(page, () => page.fill('#text', text));
+  for (const kind of ['char', 'word']) {
+    await after1(page, () => page.selectOption('#tokenizer', kind));
+    const { tokens, offsets } = await page.evaluate(() => {
+      const t = window.__attnscope.trace;
+      return { tokens: t.tokens, offsets: Array.from(t.offsets) };
+    });
+    tokens.forEach((tok, i) => assert.equal(text.slice(offsets[2 * i], offsets[2 * i + 1]), tok, `${kind} token ${i}`));
+    const spans = await page.locator('#tokens .spans .span').allTextContents();
+    assert.deepEqual(spans, tokens, `${kind}: one highlighted span per token`);
+    assert.equal(await page.textContent('#tokens .spans'), text, `${kind}: the text is shown whole`);
+    assert.equal(await page.locator('canvas[data-kind="attention"]').first().getAttribute('data-rows'), String(tokens.length));
+  }
+  clean(rec);
+  await page.close();
+});
+
+test('page: state round-trips through the URL hash', async () => {
+  const { page, rec } = await open();
+  await after1(page, () => page.selectOption('#tokenizer', 'char'));
+  await after1(page, () => page.fill('#text', 'attention'));
+  await page.locator('.head-chip[data-head="2"]').dblclick();
+  await page.locator('#tokens .chip[data-i="4"]').click();
+  const hash = await page.evaluate(() => location.hash);
+  assert.match(hash, /tokenizer=char/);
+  assert.match(hash, /heads=2/);
+  assert.match(hash, /token=4/);
+  assert.equal(await page.locator('canvas[data-kind="attention"]').count(), 1, 'double-click solos a head');
+
+  const { page: again, rec: rec2 } = await open(hash);
+  assert.equal(await again.inputValue('#text'), 'attention');
+  assert.equal(await again.inputValue('#tokenizer'), 'char');
+  const heads = await again.locator('canvas[data-kind="attention"]').evaluateAll((cs) => cs.map((c) => c.dataset.head));
+  assert.deepEqual(heads, ['2']);
+  assert.equal(await again.getAttribute('#steps .steps', 'data-token'), '4');
+  assert.equal(await again.getAttribute('#steps .steps', 'data-head'), '2');
+  assert.equal(await again.textContent('#tokens .chip.selected .chip-text'), 'n');
+  clean(rec);
+  clean(rec2);
+  await page.close();
+  await again.close();
+});
+
+test('page: Export JSON downloads the current trace', async () => {
+  const { page, rec } = await open('#text=one%20two%20three');
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export')]);
+  assert.equal(download.suggestedFilename(), 'attnscope-trace.json');
+  const file = await download.path();
+  const { readFile } = await import('node:fs/promises');
+  const json = JSON.parse(await readFile(file, 'utf8'));
+  assert.equal(json.state.text, 'one two three');
+  assert.deepEqual(json.trace.tokens, ['one', 'two', 'three']);
+  const w = await page.evaluate(() => Array.from(window.__attnscope.trace.layers[0].attention.weights));
+  assert.deepEqual(json.trace.layers[0].attention.weights, w);
+  clean(rec);
+  await page.close();
+});
+
+test('page: GPT-2 BPE loads its vocabulary on demand and shows GPT-2 ids', async () => {
+  const { page, rec } = await open();
+  await after1(page, () => page.fill('#text', 'Hello world'));
+  assert.ok(!rec.requests.some((u) => u.includes('/assets/gpt2/')));
+  await after1(page, () => page.selectOption('#tokenizer', 'bpe'));
+  assert.ok(rec.requests.some((u) => u.endsWith('/web/assets/gpt2/encoder.json')));
+  assert.ok(rec.requests.some((u) => u.endsWith('/web/assets/gpt2/vocab.bpe')));
+  const ids = await page.locator('#tokens .chip').evaluateAll((cs) => cs.map((c) => Number(c.dataset.id)));
+  assert.deepEqual(ids, [15496, 995]);
+  assert.deepEqual(await page.locator('#tokens .chip .chip-id').allTextContents(), ['15496', '995']);
+  // non-ASCII text goes through too
+  await after1(page, () => page.fill('#text', '注意力 🙂'));
+  assert.equal(await errorText(page), null);
+  assert.ok((await page.locator('#tokens .chip').count()) >= 2);
+  clean(rec);
+  await page.close();
+});
+
+test('page: an invalid configuration shows its message and the page recovers', async () => {
+  const { page, rec } = await open();
+  await after1(page, () => page.fill('#dModel', '10'));
+  await after1(page, () => page.fill('#numHeads', '3'));
+  const msg = await errorText(page);
+  assert.ok(msg && msg.includes('dModel (10) must be divisible by numHeads (3)'), msg);
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.error), '1');
+  await after1(page, () => page.fill('#numHeads', '2'));
+  assert.equal(await errorText(page), null);
+  assert.equal(await page.locator('canvas[data-kind="attention"]').count(), 2);
+  assert.equal(await page.evaluate(() => window.__attnscope.trace.dModel), 10);
+  // too long an input is refused with its size, and the page keeps going
+  await after1(page, () => page.fill('#text', Array.from({ length: 513 }, (_, i) => `t${i}`).join(' ')));
+  assert.match(await errorText(page), /513 tokens; the page shows at most 512/);
+  // an empty text is an error too, and typing again recovers
+  await after1(page, () => page.fill('#text', ''));
+  assert.ok(await errorText(page));
+  await after1(page, () => page.fill('#text', 'back again'));
+  assert.equal(await errorText(page), null);
+  clean(rec);
+  await page.close();
+});
+
+test('page: causal and padding masks block the right keys', async () => {
+  const { page, rec } = await open();
+  await after1(page, () => page.fill('#text', 'one two three four five'));
+  await after1(page, () => page.check('#causal'));
+  const w = JSON.parse(await page.getAttribute('canvas[data-kind="attention"]', 'data-values'));
+  for (let i = 0; i < 5; i++) {
+    for (let j = 0; j < 5; j++) if (j > i) assert.equal(w[i * 5 + j], 0, `causal: weight [${i},${j}] is 0`);
+  }
+  assert.equal(await page.locator('#steps .numrow[data-name="masked"] .num.masked').count(), 4, 'query 0 sees four −∞ keys');
+  await after1(page, () => page.uncheck('#causal'));
+  await after1(page, () => page.check('#padding'));
+  const n = await page.getAttribute('canvas[data-kind="attention"]', 'data-cols');
+  assert.equal(n, '8', 'padded to the next multiple of 8');
+  const wp = JSON.parse(await page.getAttribute('canvas[data-kind="attention"]', 'data-values'));
+  for (let i = 0; i < 8; i++) for (let j = 5; j < 8; j++) assert.equal(wp[i * 8 + j], 0, `padding: weight [${i},${j}] is 0`);
+  clean(rec);
+  await page.close();
+});
+
+test('page: encoder–decoder shows the cross-attention alignments', async () => {
+  const { page, rec } = await open('#arch=encoder-decoder');
+  assert.equal(await page.evaluate(() => window.__attnscope.info.model), true, 'as.createModel exists');
+  const c = page.locator('canvas[data-kind="cross"]');
+  assert.equal(await c.count(), 4, 'one cross-attention map per head');
+  const { n, m, src, tgt } = await page.evaluate(() => {
+    const t = window.__attnscope.trace;
+    return { n: t.n, m: t.source.n, src: t.source.tokens, tgt: t.tokens };
+  });
+  assert.deepEqual(src, ['The', 'cat', 'sat', 'on', 'the', 'mat', '.']);
+  assert.equal(tgt[0], 'Le');
+  assert.equal(await c.first().getAttribute('data-rows'), String(n));
+  assert.equal(await c.first().getAttribute('data-cols'), String(m));
+  // the decoder's self-attention is causal
+  const w = JSON.parse(await page.getAttribute('canvas[data-kind="attention"]', 'data-values'));
+  for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) assert.equal(w[i * n + j], 0);
+  clean(rec);
+  await page.close();
+});
+
+test('page: 128 tokens × 4 layers × 8 heads × dModel 256 stays responsive', async (t) => {
+  const words = Array.from({ length: 128 }, (_, i) => `w${i % 37}`).join(' ');
+  const hash = `#dModel=256&numHeads=8&numLayers=4&dFF=1024&text=${encodeURIComponent(words)}`;
+  const { page, rec } = await open(hash);
+  assert.equal(await page.evaluate(() => window.__attnscope.trace.n), 128);
+  assert.equal(await page.locator('canvas[data-kind="attention"]').count(), 8);
+  assert.equal(await page.getAttribute('canvas[data-kind="attention"]', 'data-rows'), '128');
+  // type one more character and watch the frames while the update is computed and drawn
+  const m = await page.evaluate(async () => {
+    const el = document.getElementById('text');
+    const runs = window.__attnscope.runs;
+    const gaps = [];
+    let last = performance.now();
+    let going = true;
+    const tick = (now) => { gaps.push(now - last); last = now; if (going) requestAnimationFrame(tick); };
+    requestAnimationFrame(tick);
+    const t0 = performance.now();
+    el.value = `${el.value.slice(0, -1)}${el.value.endsWith('9') ? '8' : '9'}`;
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+    await new Promise((resolve) => {
+      const poll = () => (window.__attnscope.runs > runs && !document.documentElement.dataset.busy ? resolve() : setTimeout(poll, 5));
+      poll();
+    });
+    const t1 = performance.now();
+    await new Promise((r) => requestAnimationFrame(r));
+    going = false;
+    return { ...window.__attnscope.timing, sinceInput: t1 - t0, longestFrame: Math.max(...gaps), frames: gaps.length };
+  });
+  t.diagnostic(`128×4×8×256: compute ${m.compute.toFixed(1)} ms (worker), draw ${m.render.toFixed(1)} ms, `
+    + `request→drawn ${m.total.toFixed(1)} ms, input→drawn ${m.sinceInput.toFixed(1)} ms incl. 150 ms debounce, `
+    + `longest frame ${m.longestFrame.toFixed(1)} ms over ${m.frames} frames`);
+  await page.screenshot({ path: path.join(shots, 'desktop-128x4x8x256.png') });
+  clean(rec);
+  await page.close();
+});
+
+test('page: screenshots at 1280×800 and 390×844 without horizontal overflow', async () => {
+  const text = 'The animal didn\'t cross the street because it was too tired.';
+  for (const [name, viewport] of [['desktop', { width: 1280, height: 800 }], ['phone', { width: 390, height: 844 }]]) {
+    const { page, rec } = await open(`#text=${encodeURIComponent(text)}`, viewport);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `${name}: no horizontal scroll (${overflow}px over)`);
+    await page.screenshot({ path: path.join(shots, `${name}.png`) });
+    await page.locator('#panel-attention').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(shots, `${name}-attention.png`) });
+    await page.locator('#panel-steps').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(shots, `${name}-steps.png`) });
+    await page.screenshot({ path: path.join(shots, `${name}-full.png`), fullPage: true });
+    clean(rec);
+    await page.close();
+  }
+  const { page, rec } = await open('#mode=example');
+  await page.locator('#panel-example').screenshot({ path: path.join(shots, 'desktop-example.png') });
+  clean(rec);
+  await page.close();
+  for (const hash of ['#mode=example', '#arch=encoder-decoder', '#tokenizer=char&dModel=64&numHeads=8']) {
+    const { page: p2, rec: r2 } = await open(hash, { width: 390, height: 844 });
+    const over = await p2.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(over <= 0, `phone ${hash}: no horizontal scroll (${over}px over)`);
+    if (hash === '#mode=example') await p2.screenshot({ path: path.join(shots, 'phone-example.png'), fullPage: true });
+    clean(r2);
+    await p2.close();
+  }
+});

@@ -1,0 +1,341 @@
+// Page wiring (layer: web): controls ⇄ state ⇄ URL hash, state → compute worker → trace → views.
+// Holds no math: numbers come from the attnscope module (in ./worker.js, which imports only
+// ../bindings/js/index.js), views take data and return elements (tensorflow/playground's split).
+// Text from the user and from the module is only ever written with textContent.
+import {
+  parse, serialize, selectedHeads, headsString, exampleEmbeddings, DEFAULTS, EXAMPLE_TOKENS,
+} from './state.js';
+import { h, replace } from './dom.js';
+import { tokensView } from './views/tokens.js';
+import { embeddingsView } from './views/embeddings.js';
+import { positionalView } from './views/positional.js';
+import { attentionView } from './views/attention.js';
+import { stepsView } from './views/steps.js';
+import { exampleInputs, exampleResults } from './views/example.js';
+
+const $ = (id) => document.getElementById(id);
+const state = parse(location.hash);
+const info = { simd: null, version: null, model: null, ready: false };
+const timing = { compute: null, render: null, total: null };
+let trace = null;
+let traceState = null;
+let runs = 0;
+let lastError = null;
+
+// ---- the worker: latest request wins; a newer request while one runs is sent when it finishes
+
+const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+let seq = 0;
+let inflight = null;
+let pending = false;
+let timer = 0;
+
+function schedule(delay = 120) {
+  clearTimeout(timer);
+  document.documentElement.dataset.busy = '1';
+  timer = setTimeout(request, delay);
+}
+
+function request() {
+  if (inflight) {
+    pending = true;
+    return;
+  }
+  inflight = { id: ++seq, t0: performance.now(), state: { ...state } };
+  document.documentElement.dataset.busy = '1';
+  worker.postMessage({ id: inflight.id, state: inflight.state });
+}
+
+worker.addEventListener('message', (e) => {
+  const msg = e.data;
+  if (msg.type === 'ready') {
+    Object.assign(info, { simd: msg.simd, version: msg.version, model: msg.model, ready: true });
+    document.documentElement.dataset.simd = String(msg.simd);
+    showStatus();
+    return;
+  }
+  const req = inflight;
+  inflight = null;
+  if (pending) {
+    pending = false;
+    request(); // stale: draw only the newest
+    return;
+  }
+  const finish = () => {
+    runs += 1;
+    document.documentElement.dataset.runs = String(runs);
+    if (!inflight && !pending) delete document.documentElement.dataset.busy;
+    showStatus();
+  };
+  if (msg.ok) {
+    trace = msg.trace;
+    traceState = req.state;
+    clearError();
+    renderAll((spent) => {
+      timing.compute = msg.ms;
+      timing.render = spent;
+      timing.total = performance.now() - req.t0;
+      finish();
+    });
+  } else {
+    showError(msg.error.message);
+    finish();
+  }
+});
+worker.addEventListener('error', (e) => {
+  showError(`The compute worker failed to start: ${e.message || 'see the console'}`);
+});
+
+// ---- status, errors
+
+function showStatus() {
+  const parts = [];
+  if (!info.ready) parts.push('loading the module…');
+  else parts.push(`${info.simd ? 'SIMD128' : 'scalar'} wasm · v${info.version}`);
+  if (timing.compute != null) {
+    parts.push(`computed in ${timing.compute.toFixed(1)} ms, drawn in ${timing.render.toFixed(1)} ms`);
+  }
+  $('status').textContent = parts.join(' · ');
+}
+
+function showError(message) {
+  lastError = message;
+  const el = $('error');
+  replace(el, h('strong', { text: 'Could not compute this: ' }), message,
+    h('span', { class: 'error-hint', text: ' — the views below show the last input that worked.' }));
+  el.hidden = false;
+  document.documentElement.dataset.error = '1';
+  $('content').classList.add('stale');
+}
+
+function clearError() {
+  lastError = null;
+  $('error').hidden = true;
+  delete document.documentElement.dataset.error;
+  $('content').classList.remove('stale');
+}
+
+// ---- rendering: every view from (trace, state); no view keeps its own state
+
+const widthOf = (id) => Math.max(240, $(id).clientWidth);
+
+function select(i) {
+  state.token = i;
+  saveHash();
+  renderAll();
+}
+
+let renderGen = 0;
+
+/**
+ * Draws every view from (trace, state) in three steps, one per animation frame (inputs and tokens,
+ * then attention, then the step-by-step view), so typing is never blocked for long; a newer render
+ * abandons an older one. `done(ms)` gets the main-thread time spent, style and layout included.
+ */
+function renderAll(done) {
+  if (!trace) return;
+  const gen = ++renderGen;
+  const s = state;
+  const ex = !!trace.example;
+  const n = trace.n;
+  if (s.token >= n) s.token = 0;
+  // widths first: reading layout after the first replace would force a layout per view
+  const width = Object.fromEntries(['positional-view', 'embeddings', 'attention-view', 'steps'].map((id) => [id, widthOf(id)]));
+  const H = trace.layers[Math.min(s.layer, trace.layers.length - 1)].attention.weights.length / (n * n);
+  const heads = selectedHeads(s, H);
+  const stages = [() => {
+    if (!ex) {
+      const text = traceState.arch === 'encoder-decoder' ? traceState.target : traceState.text;
+      const parts = [tokensView({ text, tokens: trace.tokens, ids: trace.ids, offsets: trace.offsets, selected: s.token, onSelect: select })];
+      if (trace.source) {
+        parts.unshift(h('p', { class: 'sub', text: 'Source tokens' }),
+          tokensView({ text: traceState.source, tokens: trace.source.tokens, ids: trace.source.ids, offsets: trace.source.offsets }),
+          h('p', { class: 'sub', text: 'Target tokens' }));
+      }
+      const pad = trace.nReal != null && trace.nReal !== n ? ` (${trace.nReal} + ${n - trace.nReal} <pad>)` : '';
+      parts.push(h('p', { class: 'note', text: `${n} tokens${pad} · dModel ${trace.dModel} · ${trace.numHeads} head${trace.numHeads > 1 ? 's' : ''} of ${trace.headDim} dims · ${trace.layers.length} layer${trace.layers.length > 1 ? 's' : ''}` }));
+      replace($('tokens'), parts);
+      replace($('positional-view'), positionalView({ trace, state: traceState, width: width['positional-view'], selected: s.token, onSelect: select }));
+    } else {
+      replace($('example-results'), exampleResults({ trace }));
+    }
+    replace($('embeddings'), embeddingsView({ trace, width: width.embeddings, selected: s.token, onSelect: select }));
+  }, () => {
+    replace($('attention-view'), attentionView({
+      trace, layer: s.layer, heads, token: s.token, width: width['attention-view'],
+      onLayer: (l) => { state.layer = l; saveHash(); renderAll(); },
+      onHeads: (next) => { state.heads = headsString(next, H); saveHash(); renderSteps(); },
+      onSelect: select,
+    }));
+  }, () => {
+    replace($('steps'), stepsFor(width.steps));
+  }];
+  let spent = 0;
+  const step = (k) => {
+    if (gen !== renderGen) {
+      done?.(spent); // superseded: the newer render draws the rest
+      return;
+    }
+    const t0 = performance.now();
+    stages[k]();
+    document.body.offsetHeight; // count style and layout in the measured time
+    spent += performance.now() - t0;
+    if (k + 1 < stages.length) requestAnimationFrame(() => step(k + 1));
+    else done?.(spent);
+  };
+  step(0);
+}
+
+function stepsFor(width) {
+  const n = trace.n;
+  const layer = Math.min(state.layer, trace.layers.length - 1);
+  const H = trace.layers[layer].attention.weights.length / (n * n);
+  return stepsView({
+    trace, layer, head: selectedHeads(state, H)[0], token: Math.min(state.token, n - 1), width, onSelect: select,
+  });
+}
+
+function renderSteps() {
+  replace($('steps'), stepsFor(widthOf('steps')));
+}
+
+// ---- controls ⇄ state
+
+const NUMBER_IDS = ['dModel', 'numHeads', 'numLayers', 'dFF', 'seed', 'base', 'pePositions', 'padTo'];
+const SELECT_IDS = ['tokenizer', 'arch', 'attention', 'positional', 'activation'];
+
+function syncControls() {
+  for (const r of document.querySelectorAll('input[name=mode]')) r.checked = r.value === state.mode;
+  for (const id of SELECT_IDS) $(id).value = state[id];
+  for (const id of NUMBER_IDS) $(id).value = String(state[id]);
+  $('normFirst').checked = state.normFirst;
+  $('padding').checked = state.padding;
+  $('causal').checked = state.arch === 'decoder';
+  $('causal').disabled = state.arch === 'encoder-decoder';
+  if ($('text').value !== state.text) $('text').value = state.text;
+  if ($('source').value !== state.source) $('source').value = state.source;
+  if ($('target').value !== state.target) $('target').value = state.target;
+  syncVisibility();
+}
+
+function syncVisibility() {
+  const ex = state.mode === 'example';
+  for (const el of document.querySelectorAll('[data-when]')) el.hidden = (el.dataset.when === 'example') !== ex;
+  for (const el of document.querySelectorAll('[data-when-attn]')) el.hidden = state.attention !== el.dataset.whenAttn;
+  for (const el of document.querySelectorAll('[data-when-pe]')) el.hidden = state.positional !== el.dataset.whenPe;
+  $('single-input').hidden = state.arch === 'encoder-decoder';
+  $('pair-input').hidden = state.arch !== 'encoder-decoder';
+  $('padTo').disabled = !state.padding;
+  $('padding').disabled = state.arch === 'encoder-decoder';
+  if (ex) {
+    const box = $('example-inputs');
+    if (!box.firstChild) {
+      box.append(exampleInputs({
+        embeddings: exampleEmbeddings(state),
+        tokens: EXAMPLE_TOKENS,
+        onEdit: (rows) => { state.ex = rows.flat().join(','); saveHash(); schedule(30); },
+        onReset: () => { state.ex = ''; saveHash(); box.replaceChildren(); syncVisibility(); schedule(0); },
+      }));
+    }
+  } else $('example-inputs').replaceChildren();
+}
+
+let writtenHash = location.hash;
+function saveHash() {
+  const hash = serialize(state);
+  writtenHash = hash;
+  history.replaceState(null, '', hash || `${location.pathname}${location.search}`);
+}
+
+function change(key, value, delay = 120) {
+  if (state[key] === value) return;
+  state[key] = value;
+  if (key === 'mode' || key === 'numHeads' || key === 'attention') {
+    state.heads = 'all';
+    state.layer = 0;
+  }
+  if (key === 'numLayers' && state.layer >= value) state.layer = 0;
+  saveHash();
+  syncVisibility();
+  schedule(delay);
+}
+
+function wire() {
+  for (const r of document.querySelectorAll('input[name=mode]')) r.addEventListener('change', () => change('mode', r.value, 0));
+  for (const id of SELECT_IDS) $(id).addEventListener('change', () => change(id, $(id).value, 0));
+  for (const id of NUMBER_IDS) {
+    $(id).addEventListener('input', () => {
+      const v = Number($(id).value);
+      if ($(id).value.trim() === '' || !Number.isFinite(v)) return;
+      if (id !== 'base' && !Number.isInteger(v)) return;
+      change(id, v, 250);
+    });
+  }
+  $('normFirst').addEventListener('change', () => change('normFirst', $('normFirst').checked, 0));
+  $('padding').addEventListener('change', () => change('padding', $('padding').checked, 0));
+  $('causal').addEventListener('change', () => { change('arch', $('causal').checked ? 'decoder' : 'encoder', 0); $('arch').value = state.arch; });
+  $('arch').addEventListener('change', () => { $('causal').checked = state.arch === 'decoder'; $('causal').disabled = state.arch === 'encoder-decoder'; });
+  for (const id of ['text', 'source', 'target']) $(id).addEventListener('input', () => change(id, $(id).value, 150));
+  $('controls').addEventListener('submit', (e) => e.preventDefault());
+  window.addEventListener('hashchange', () => {
+    if (location.hash === writtenHash) return;
+    writtenHash = location.hash;
+    Object.assign(state, parse(location.hash));
+    syncControls();
+    schedule(0);
+  });
+  let resizeTimer = 0;
+  let lastW = window.innerWidth;
+  window.addEventListener('resize', () => {
+    if (window.innerWidth === lastW) return;
+    lastW = window.innerWidth;
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => renderAll(), 150);
+  });
+  $('copy-link').addEventListener('click', async () => {
+    const b = $('copy-link');
+    try {
+      await navigator.clipboard.writeText(location.href);
+      b.textContent = 'Link copied';
+    } catch {
+      b.textContent = 'Copy it from the address bar';
+    }
+    setTimeout(() => { b.textContent = 'Copy link'; }, 1800);
+  });
+  $('export').addEventListener('click', () => {
+    if (!trace) return;
+    const blob = new Blob([JSON.stringify({ state: traceState, trace: toPlain(trace) }, null, 1)], { type: 'application/json' });
+    const url = URL.createObjectURL(blob);
+    const a = h('a', { href: url, download: 'attnscope-trace.json' });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+  });
+}
+
+function toPlain(v) {
+  if (ArrayBuffer.isView(v)) return Array.from(v, (x) => (Number.isFinite(x) ? x : null));
+  if (Array.isArray(v)) return v.map(toPlain);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toPlain(x)]));
+  return v;
+}
+
+// ---- a read-only snapshot for tests and the console: window.__attnscope
+
+Object.defineProperty(window, '__attnscope', {
+  value: Object.freeze({
+    get state() { return Object.freeze({ ...state }); },
+    get traceState() { return traceState && Object.freeze({ ...traceState }); },
+    get trace() { return trace; },
+    get timing() { return Object.freeze({ ...timing }); },
+    get info() { return Object.freeze({ ...info }); },
+    get error() { return lastError; },
+    get runs() { return runs; },
+    defaults: DEFAULTS,
+  }),
+});
+
+syncControls();
+wire();
+schedule(0);

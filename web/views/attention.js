@@ -1,0 +1,74 @@
+// Attention view (layer: web): layer tabs, head chips in the heads' colours, one weights heatmap per
+// selected head (queries × keys, tokens on both axes, legend, value on hover), the bertviz lines view,
+// and for encoder–decoder models the cross-attention alignments (target × source).
+import { h } from '../dom.js';
+import * as colors from '../colors.js';
+import { heatmap } from './heatmap.js';
+import { linesView, headChips } from './lines.js';
+
+function tileWidth(width, count) {
+  const per = width >= 640 ? Math.min(count, Math.floor(width / 300)) : 1;
+  return Math.floor((width - 16 * (per - 1)) / Math.max(1, per));
+}
+
+/** attentionView({ trace, layer, heads, token, width, onLayer, onHeads, onSelect }) → HTMLElement */
+export function attentionView(o) {
+  const { trace, width } = o;
+  const n = trace.n;
+  const layer = Math.min(o.layer, trace.layers.length - 1);
+  const L = trace.layers[layer];
+  const H = L.attention.weights.length / (n * n);
+  const heads = o.heads.filter((x) => x < H);
+  const view = h('div', { class: 'view-body' });
+
+  const tabs = h('div', { class: 'layer-tabs', role: 'tablist', 'aria-label': 'layer' });
+  trace.layers.forEach((ly, l) => {
+    const b = h('button', {
+      type: 'button', role: 'tab', class: 'tab', 'aria-selected': String(l === layer), dataset: { layer: l },
+      text: `Layer ${l + 1}${ly.kind === 'simple' ? ' (simple)' : ''}`,
+    });
+    b.addEventListener('click', () => o.onLayer(l));
+    tabs.append(b);
+  });
+  const body = h('div', { class: 'attn-body' });
+  view.append(h('div', { class: 'attn-controls' }, tabs,
+    H > 1 ? headChips({ numHeads: H, selected: heads.length ? heads : [0], onChange: (next) => { draw(next); o.onHeads(next); } }) : null));
+  view.append(body);
+
+  // one colour domain per layer, [0, largest weight], so small-n and many-token maps both show contrast
+  // and heads stay comparable; the legend prints the top value
+  const top = (w) => {
+    let mx = 0;
+    for (let i = 0; i < w.length; i++) if (w[i] > mx) mx = w[i];
+    return mx > 0 ? mx : 1;
+  };
+  function maps(sel, weights, rowsTok, colsTok, kind, caption, scores) {
+    const m = colsTok.length;
+    const hi = top(weights);
+    const tile = tileWidth(width, sel.length);
+    return h('div', { class: 'hm-tiles' }, sel.map((hd) => heatmap({
+      values: weights.subarray(hd * rowsTok.length * m, (hd + 1) * rowsTok.length * m),
+      blockedBy: scores?.subarray(hd * rowsTok.length * m, (hd + 1) * rowsTok.length * m),
+      rows: rowsTok.length, cols: m, map: colors.weights, kind: 'weights', domain: [0, hi],
+      rowLabels: rowsTok, colLabels: colsTok, rowName: 'query', colName: 'key',
+      title: `${caption} · head ${hd + 1}${L.kind === 'simple' && kind === 'attention' ? ' · softmax(X·Xᵀ)' : ''}`,
+      width: tile, cellMax: 30, legendLabel: 'weight',
+      dataset: { kind, layer, head: hd }, selectedRow: kind === 'attention' ? o.token : null,
+      onCell: kind === 'attention' ? ((i) => o.onSelect(i)) : null,
+    })));
+  }
+
+  function draw(sel) {
+    sel = sel.length ? sel : [0];
+    const parts = [maps(sel, L.attention.weights, trace.tokens, trace.tokens, 'attention', `Layer ${layer + 1}`, L.attention.scores)];
+    parts.push(linesView({ rowTokens: trace.tokens, colTokens: trace.tokens, weights: L.attention.weights, heads: sel, width: Math.min(width, 520) }));
+    if (L.cross && trace.source) {
+      parts.push(h('h3', { class: 'sub-title', text: 'Cross-attention: target (rows) attends to source (columns)' }));
+      parts.push(maps(sel, L.cross.weights, trace.tokens, trace.source.tokens, 'cross', `Cross ${layer + 1}`, L.cross.scores));
+      parts.push(linesView({ rowTokens: trace.tokens, colTokens: trace.source.tokens, weights: L.cross.weights, heads: sel, width: Math.min(width, 520), title: 'Alignments: target → source' }));
+    }
+    body.replaceChildren(...parts);
+  }
+  draw(heads.length ? heads : [0]);
+  return view;
+}

@@ -1,0 +1,201 @@
+// Canvas heatmap (layer: web; tensorflow/playground's heatmap.ts): one canvas pixel per cell, scaled by
+// CSS with image-rendering: pixelated; row/column labels and the tooltip live in DOM overlays, so
+// labels stay crisp and are thinned or rotated instead of overlapping. The exact value of a cell shows
+// on hover and, from the keyboard, on focus (arrow keys move the cell). Data in, element out.
+import { h, fmt, tokenLabel } from '../dom.js';
+import { MASKED, domainOf } from '../colors.js';
+
+const LABEL_FONT = 11; // px
+const MIN_LABEL_PITCH = 13; // px between two shown labels
+
+/**
+ * heatmap({ values, rows, cols, map, domain?, kind, rowLabels?, colLabels?, rowName, colName, title?,
+ *           width, cellMax?, dataset?, onCell?, selectedRow?, legend? }) → HTMLElement
+ * values is [rows, cols] row-major; −Infinity cells are drawn as masked.
+ */
+export function heatmap(o) {
+  const { values, rows, cols, map } = o;
+  if (values.length !== rows * cols) throw new Error(`heatmap: ${values.length} values for ${rows}×${cols} cells`);
+  const [lo, hi] = o.domain ?? domainOf(values, o.kind);
+  const rowLabels = (o.rowLabels ?? []).map((t) => tokenLabel(t));
+  const colLabels = (o.colLabels ?? []).map((t) => tokenLabel(t));
+
+  // ---- geometry: square cells, as large as fits, labels thinned when cells are small
+  const longestRow = Math.max(0, ...rowLabels.map((t) => Array.from(t).length));
+  const longestCol = Math.max(0, ...colLabels.map((t) => Array.from(t).length));
+  const rowLabelW = rowLabels.length ? Math.min(110, longestRow * 7 + 10) : 0;
+  const avail = Math.max(40, (o.width ?? 320) - rowLabelW - 4);
+  // square cells unless o.square === false (long thin tables such as PE [positions, dims])
+  let cellW = Math.max(0.5, Math.min(o.cellMax ?? 28, avail / cols));
+  let cellH = Math.max(0.5, Math.min(o.cellMax ?? 28, (o.heightMax ?? 1e9) / rows));
+  if (o.square !== false) cellW = cellH = Math.min(cellW, cellH);
+  const cw = cellW * cols;
+  const ch = cellH * rows;
+  const colTextW = longestCol * 7 + 4;
+  const rotate = colLabels.length > 0 && colTextW > cellW;
+  const colLabelH = colLabels.length ? (rotate ? Math.min(90, colTextW * 0.87 + 8) : 18) : 0;
+  const rowStep = Math.max(1, Math.ceil(MIN_LABEL_PITCH / cellH));
+  const colStep = Math.max(1, Math.ceil(MIN_LABEL_PITCH / cellW));
+
+  // ---- the canvas: one pixel per cell
+  const canvas = h('canvas', {
+    class: 'hm-canvas',
+    tabindex: 0,
+    role: 'img',
+    'aria-label': `${o.title ?? 'heatmap'}: ${rows} × ${cols}`,
+    dataset: { rows, cols, kind: o.kind ?? 'values', lo, hi, ...(o.dataset ?? {}) },
+  });
+  canvas.width = cols;
+  canvas.height = rows;
+  canvas.style.width = `${cw}px`;
+  canvas.style.height = `${ch}px`;
+  const ctx = canvas.getContext('2d');
+  const img = ctx.createImageData(cols, rows);
+  const px = img.data;
+  const scale = hi > lo ? 255 / (hi - lo) : 0;
+  const blocked = o.blockedBy ? (k) => o.blockedBy[k] === -Infinity : () => false;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    let r, g, b;
+    if (Number.isFinite(v) && !blocked(i)) {
+      const t = Math.round((v - lo) * scale);
+      const k = (t < 0 ? 0 : t > 255 ? 255 : t) * 3;
+      r = map.rgb[k]; g = map.rgb[k + 1]; b = map.rgb[k + 2];
+    } else [r, g, b] = MASKED;
+    px[i * 4] = r; px[i * 4 + 1] = g; px[i * 4 + 2] = b; px[i * 4 + 3] = 255;
+  }
+  ctx.putImageData(img, 0, 0);
+  if (rows * cols <= 1024) canvas.dataset.values = JSON.stringify(Array.from(values, (v) => (Number.isFinite(v) ? v : null)));
+
+  // ---- overlays: labels, selection, tooltip
+  const rowBox = h('div', { class: 'hm-rows' });
+  rowBox.style.width = `${rowLabelW}px`;
+  rowBox.style.height = `${ch}px`;
+  const rowEls = [];
+  rowLabels.forEach((t, i) => {
+    if (i % rowStep !== 0 && i !== o.selectedRow) return;
+    const el = h('span', { class: 'hm-label', text: t, title: o.rowLabels[i] });
+    el.style.top = `${(i + 0.5) * cellH}px`;
+    if (o.onCell) el.addEventListener('click', () => o.onCell(i, null));
+    if (i === o.selectedRow) el.classList.add('selected');
+    rowEls[i] = el;
+    rowBox.append(el);
+  });
+  const colBox = h('div', { class: `hm-cols${rotate ? ' rotated' : ''}` });
+  colBox.style.width = `${cw}px`;
+  colBox.style.height = `${colLabelH}px`;
+  const colEls = [];
+  colLabels.forEach((t, j) => {
+    if (j % colStep !== 0) return;
+    const el = h('span', { class: 'hm-label', text: t, title: o.colLabels[j] });
+    el.style.left = `${(j + 0.5) * cellW}px`;
+    colEls[j] = el;
+    colBox.append(el);
+  });
+
+  const tip = h('div', { class: 'hm-tip', role: 'status' });
+  const cursor = h('div', { class: 'hm-cursor' });
+  const rowMark = h('div', { class: 'hm-rowmark' });
+  const plot = h('div', { class: 'hm-plot' }, canvas, rowMark, cursor, tip);
+  plot.style.width = `${cw}px`;
+  plot.style.height = `${ch}px`;
+  if (o.selectedRow != null && o.selectedRow < rows) {
+    rowMark.style.top = `${o.selectedRow * cellH}px`;
+    rowMark.style.height = `${cellH}px`;
+    rowMark.hidden = false;
+  } else rowMark.hidden = true;
+
+  let active = null;
+  function show(i, j) {
+    if (active) {
+      rowEls[active[0]]?.classList.remove('hot');
+      colEls[active[1]]?.classList.remove('hot');
+    }
+    if (i == null) {
+      active = null;
+      tip.hidden = true;
+      cursor.hidden = true;
+      return;
+    }
+    active = [i, j];
+    rowEls[i]?.classList.add('hot');
+    colEls[j]?.classList.add('hot');
+    const v = values[i * cols + j];
+    const rl = o.rowLabels?.[i] !== undefined ? ` “${tokenLabel(o.rowLabels[i], 24)}”` : '';
+    const cl = o.colLabels?.[j] !== undefined ? ` “${tokenLabel(o.colLabels[j], 24)}”` : '';
+    const k = i * cols + j;
+    const value = Number.isNaN(v) ? '— (padding)' : `${fmt(v, o.digits ?? 4)}${blocked(k) || v === -Infinity ? ' (masked)' : ''}`;
+    tip.textContent = `${o.rowName ?? 'row'} ${i}${rl} · ${o.colName ?? 'col'} ${j}${cl}: ${value}`;
+    tip.hidden = false;
+    cursor.hidden = false;
+    cursor.style.left = `${j * cellW}px`;
+    cursor.style.top = `${i * cellH}px`;
+    cursor.style.width = `${Math.max(cellW, 2)}px`;
+    cursor.style.height = `${Math.max(cellH, 2)}px`;
+    // the tooltip is position: fixed, so scroll boxes around the plot cannot clip it; it sits beside
+    // the cell on the side with room and stays inside the window
+    const r = canvas.getBoundingClientRect();
+    const tw = tip.offsetWidth;
+    const th = tip.offsetHeight;
+    let x = r.left + (j + 1) * cellW + 8;
+    if (x + tw > window.innerWidth - 4) x = r.left + j * cellW - tw - 8;
+    let y = r.top + (i + 1) * cellH + 6;
+    if (y + th > window.innerHeight - 4) y = r.top + i * cellH - th - 6;
+    tip.style.left = `${Math.max(4, x)}px`;
+    tip.style.top = `${Math.max(4, y)}px`;
+  }
+  show(null);
+  const cellAt = (e) => {
+    const r = canvas.getBoundingClientRect();
+    const j = Math.floor(((e.clientX - r.left) / r.width) * cols);
+    const i = Math.floor(((e.clientY - r.top) / r.height) * rows);
+    return i >= 0 && i < rows && j >= 0 && j < cols ? [i, j] : null;
+  };
+  canvas.addEventListener('mousemove', (e) => {
+    const c = cellAt(e);
+    show(...(c ?? [null]));
+  });
+  canvas.addEventListener('mouseleave', () => show(null));
+  canvas.addEventListener('click', (e) => {
+    const c = cellAt(e);
+    if (c && o.onCell) o.onCell(c[0], c[1]);
+  });
+  canvas.addEventListener('focus', () => show(...(active ?? [o.selectedRow ?? 0, 0])));
+  canvas.addEventListener('blur', () => show(null));
+  canvas.addEventListener('keydown', (e) => {
+    const [i, j] = active ?? [0, 0];
+    const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+    if (moves[e.key]) {
+      e.preventDefault();
+      show(Math.min(rows - 1, Math.max(0, i + moves[e.key][0])), Math.min(cols - 1, Math.max(0, j + moves[e.key][1])));
+    } else if (e.key === 'Enter' && o.onCell) o.onCell(i, j);
+  });
+
+  const grid = h('div', { class: 'hm-grid' }, h('div'), colBox, rowBox, plot);
+  // rotated labels lean right: leave room for the last ones
+  const lean = rotate ? Math.min(60, Math.ceil(colTextW * 0.5)) : 0;
+  colBox.style.width = `${cw + lean}px`;
+  grid.style.gridTemplateColumns = `${rowLabelW}px ${cw + lean}px`;
+  const fig = h('figure', { class: 'hm' });
+  if (o.title) fig.append(h('figcaption', { class: 'hm-title' }, o.title));
+  fig.append(grid);
+  if (o.legend !== false) fig.append(legend(map, lo, hi, o.legendLabel));
+  return fig;
+}
+
+/** A colour bar with its domain's ends and middle. */
+export function legend(map, lo, hi, label) {
+  const bar = h('canvas', { class: 'legend-bar', 'aria-hidden': 'true' });
+  bar.width = 256;
+  bar.height = 1;
+  const ctx = bar.getContext('2d');
+  const img = ctx.createImageData(256, 1);
+  for (let i = 0; i < 256; i++) {
+    img.data.set([map.rgb[i * 3], map.rgb[i * 3 + 1], map.rgb[i * 3 + 2], 255], i * 4);
+  }
+  ctx.putImageData(img, 0, 0);
+  return h('div', { class: 'legend' },
+    label ? h('span', { class: 'legend-label', text: label }) : null,
+    h('span', { text: fmt(lo, 2) }), bar, h('span', { text: fmt(hi, 2) }),
+    h('span', { class: 'legend-masked', text: 'masked' }));
+}

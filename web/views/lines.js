@@ -1,0 +1,185 @@
+// Bipartite "lines" view (layer: web; bertviz's head view): tokens left (queries) and right (keys), one
+// line per (query, key) pair and head, coloured by head, opacity = weight. Hover a token to light only
+// its links. Lines are rasterised by hand into one canvas (see rasterLine); tokens are DOM text.
+import { h, tokenLabel } from '../dom.js';
+import { headColor } from '../colors.js';
+
+/** linesView({ rowTokens, colTokens, weights [H, n, m], heads: number[], width }) → HTMLElement */
+export function linesView(o) {
+  const { rowTokens, colTokens, weights, heads } = o;
+  const n = rowTokens.length;
+  const m = colTokens.length;
+  const pitch = Math.max(n, m) <= 40 ? 20 : Math.max(n, m) <= 80 ? 15 : 12;
+  const labelW = Math.min(110, 10 + 7 * Math.max(...rowTokens.map((t) => tokenLabel(t).length), ...colTokens.map((t) => tokenLabel(t).length)));
+  const W = Math.max(80, Math.min(260, (o.width ?? 400) - 2 * labelW - 8));
+  const Hpx = Math.max(n, m) * pitch;
+  const canvas = h('canvas', { class: 'lines-canvas', 'aria-hidden': 'true', dataset: { rows: n, cols: m, heads: heads.join(',') } });
+  const dpr = Math.min(2, globalThis.devicePixelRatio || 1);
+  const cw = Math.round(W * dpr);
+  const chh = Math.round(Hpx * dpr);
+  canvas.width = cw;
+  canvas.height = chh;
+  canvas.style.width = `${W}px`;
+  canvas.style.height = `${Hpx}px`;
+  const ctx = canvas.getContext('2d');
+  const y = (i) => (i + 0.5) * pitch * dpr;
+
+  // Canvas strokes are rasterised on the main thread without a GPU at ~100 µs per long antialiased
+  // line (3,000 lines froze a frame for 300 ms), so the lines are drawn here into one RGB buffer: each
+  // is a 1.4-px antialiased span stepped along its major axis, blended over white with alpha = weight.
+  // Without a hovered token only the MAX_LINES strongest links are drawn; the caption says so.
+  const MAX_LINES = 800;
+  let floor = 0.004;
+  const total = heads.length * n * m;
+  if (total > MAX_LINES) {
+    // the weight of the MAX_LINES-th strongest link, from a 4096-bin histogram (no sort of 131k values)
+    const BINS = 4096;
+    const hist = new Uint32Array(BINS);
+    for (const hd of heads) {
+      for (let q = hd * n * m, e = (hd + 1) * n * m; q < e; q++) {
+        const w = weights[q];
+        if (w > 0) hist[Math.min(BINS - 1, Math.floor(w * BINS))] += 1;
+      }
+    }
+    let count = 0;
+    let b = BINS - 1;
+    for (; b > 0; b--) {
+      count += hist[b];
+      if (count >= MAX_LINES) break;
+    }
+    floor = Math.max(floor, b / BINS);
+  }
+  const rgb = new Float32Array(cw * chh * 3);
+  const img = ctx.createImageData(cw, chh);
+  const rgbOf = (hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
+  function draw(focus) {
+    rgb.fill(255);
+    const alpha = heads.length > 1 ? 0.9 : 1;
+    for (const hd of heads) {
+      const c = rgbOf(headColor(hd));
+      const base = hd * n * m;
+      for (let i = 0; i < n; i++) {
+        if (focus && focus.side === 'left' && focus.i !== i) continue;
+        for (let j = 0; j < m; j++) {
+          if (focus && focus.side === 'right' && focus.i !== j) continue;
+          const w = weights[base + i * m + j];
+          if (!(w >= (focus ? 0.004 : floor))) continue;
+          rasterLine(rgb, cw, chh, 0, y(i), cw - 1, y(j), c[0], c[1], c[2], Math.min(1, w * alpha), 0.7 * dpr);
+        }
+      }
+    }
+    const px = img.data;
+    for (let q = 0, k = 0; q < px.length; q += 4, k += 3) {
+      px[q] = rgb[k];
+      px[q + 1] = rgb[k + 1];
+      px[q + 2] = rgb[k + 2];
+      px[q + 3] = 255;
+    }
+    ctx.putImageData(img, 0, 0);
+  }
+  // drawn two frames later, after the page's next render step, so no frame carries both
+  requestAnimationFrame(() => requestAnimationFrame(() => draw(null)));
+
+  const side = (tokens, name) => {
+    const box = h('div', { class: `lines-tokens ${name}` });
+    box.style.width = `${labelW}px`;
+    box.style.height = `${Hpx}px`;
+    tokens.forEach((t, i) => {
+      const el = h('span', { class: 'lines-token', text: tokenLabel(t), title: t, tabindex: tokens.length <= 40 ? 0 : null });
+      el.style.top = `${i * pitch}px`;
+      el.style.height = `${pitch}px`;
+      el.style.lineHeight = `${pitch}px`;
+      const on = () => { el.classList.add('hot'); draw({ side: name, i }); };
+      const off = () => { el.classList.remove('hot'); draw(null); };
+      el.addEventListener('mouseenter', on);
+      el.addEventListener('mouseleave', off);
+      el.addEventListener('focus', on);
+      el.addEventListener('blur', off);
+      box.append(el);
+    });
+    return box;
+  };
+  return h('figure', { class: 'lines' },
+    h('figcaption', { class: 'hm-title', text: `${o.title ?? 'Lines: query → key, opacity = weight'}${floor > 0.004 ? ` · links ≥ ${floor.toFixed(3)} (hover a token for all of its links)` : ''}` }),
+    h('div', { class: 'lines-body' }, side(rowTokens, 'left'), canvas, side(colTokens, 'right')));
+}
+
+/**
+ * Blends one antialiased line into rgb (Float32Array [h, w, 3], 0…255) with alpha a: one step per
+ * pixel along the major axis, and on the minor axis a span of ±half pixels with fractional edges.
+ * Module level, so V8 keeps its optimised code from one render to the next.
+ */
+function rasterLine(rgb, w, h, x0, y0, x1, y1, cr, cg, cb, a, half0) {
+  const dx = x1 - x0;
+  const dy = y1 - y0;
+  const steep = Math.abs(dy) > Math.abs(dx);
+  let ma = steep ? y0 : x0;
+  let mb = steep ? y1 : x1;
+  let na = steep ? x0 : y0;
+  let nb = steep ? x1 : y1;
+  if (ma > mb) {
+    let t = ma; ma = mb; mb = t;
+    t = na; na = nb; nb = t;
+  }
+  const slope = mb > ma ? (nb - na) / (mb - ma) : 0;
+  const half = half0 * (Math.sqrt(dx * dx + dy * dy) / Math.max(mb - ma, 1e-9));
+  const majorStride = steep ? 3 * w : 3;
+  const minorStride = steep ? 3 : 3 * w;
+  const majorLimit = steep ? h : w;
+  const minorLimit = steep ? w : h;
+  const M0 = Math.max(0, Math.round(ma));
+  const M1 = Math.min(majorLimit - 1, Math.round(mb));
+  for (let M = M0; M <= M1; M++) {
+    const mid = na + (M - ma) * slope;
+    const lo = mid - half;
+    const hi = mid + half;
+    const p0 = Math.max(0, Math.floor(lo));
+    const p1 = Math.min(minorLimit - 1, Math.floor(hi));
+    for (let p = p0; p <= p1; p++) {
+      const cov = (p + 1 < hi ? p + 1 : hi) - (p > lo ? p : lo);
+      if (cov <= 0) continue;
+      const al = cov < 1 ? a * cov : a;
+      const k = M * majorStride + p * minorStride;
+      rgb[k] += (cr - rgb[k]) * al;
+      rgb[k + 1] += (cg - rgb[k + 1]) * al;
+      rgb[k + 2] += (cb - rgb[k + 2]) * al;
+    }
+  }
+}
+
+/**
+ * Head chips in the heads' colours: click toggles a head, double-click solos it (bertviz). The chips
+ * update in place (a re-render between the two clicks would lose the double-click).
+ */
+export function headChips({ numHeads, selected, onChange }) {
+  let current = [...selected];
+  const box = h('div', { class: 'head-chips', role: 'group', 'aria-label': 'heads' });
+  const chips = [];
+  const set = (next) => {
+    current = next;
+    chips.forEach((c, hd) => {
+      const on = current.includes(hd);
+      c.classList.toggle('on', on);
+      c.setAttribute('aria-pressed', String(on));
+    });
+    onChange(current);
+  };
+  for (let hd = 0; hd < numHeads; hd++) {
+    const chip = h('button', {
+      type: 'button', class: 'head-chip', title: 'click: show/hide this head · double-click: only this head', dataset: { head: hd },
+    }, h('span', { class: 'swatch' }), `H${hd + 1}`);
+    chip.querySelector('.swatch').style.background = headColor(hd);
+    chip.addEventListener('click', () => {
+      const next = current.includes(hd) ? current.filter((x) => x !== hd) : [...current, hd].sort((a, b) => a - b);
+      if (next.length) set(next);
+    });
+    chip.addEventListener('dblclick', () => set([hd]));
+    chips.push(chip);
+    box.append(chip);
+  }
+  chips.forEach((c, hd) => {
+    c.classList.toggle('on', current.includes(hd));
+    c.setAttribute('aria-pressed', String(current.includes(hd)));
+  });
+  return box;
+}

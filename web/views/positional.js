@@ -1,0 +1,65 @@
+// Positional-encoding view (layer: web): the PE table as a heatmap, a few dimensions as curves over the
+// position, and the summed input X = E + PE next to E and PE for the current tokens.
+import { h, s, fmt } from '../dom.js';
+import { heatmap } from './heatmap.js';
+import * as colors from '../colors.js';
+
+function curves(pe, positions, d, dims, width) {
+  const W = Math.max(260, Math.min(width, 640));
+  const H = 170;
+  const pad = { l: 30, r: 8, t: 8, b: 22 };
+  const x = (p) => pad.l + (p / Math.max(1, positions - 1)) * (W - pad.l - pad.r);
+  const y = (v) => pad.t + ((1 - v) / 2) * (H - pad.t - pad.b);
+  const svg = s('svg', { class: 'curves', viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: 'img', 'aria-label': 'PE dimensions over position' });
+  for (const v of [-1, 0, 1]) {
+    svg.append(s('line', { x1: pad.l, x2: W - pad.r, y1: y(v), y2: y(v), class: 'grid' }),
+      s('text', { x: pad.l - 4, y: y(v) + 4, 'text-anchor': 'end', class: 'axis', text: fmt(v, 0) }));
+  }
+  for (const p of [0, Math.floor((positions - 1) / 2), positions - 1]) {
+    svg.append(s('text', { x: x(p), y: H - 6, 'text-anchor': 'middle', class: 'axis', text: String(p) }));
+  }
+  const keys = h('div', { class: 'curve-keys' });
+  dims.forEach((c, k) => {
+    const pts = [];
+    for (let p = 0; p < positions; p++) pts.push(`${x(p).toFixed(1)},${y(pe[p * d + c]).toFixed(1)}`);
+    const color = colors.headColor(k);
+    svg.append(s('polyline', { points: pts.join(' '), fill: 'none', stroke: color, 'stroke-width': 1.6 }));
+    const sw = h('span', { class: 'swatch' });
+    sw.style.background = color;
+    keys.append(h('span', { class: 'curve-key' }, sw, `dim ${c} (${c % 2 ? 'cos' : 'sin'})`));
+  });
+  const fig = h('figure', { class: 'curves-fig' }, h('figcaption', { class: 'hm-title', text: 'PE[p, dim] over position p' }), svg, keys);
+  fig.style.maxWidth = `${W}px`;
+  return fig;
+}
+
+/** positionalView({ trace, state, width, selected, onSelect }) → HTMLElement */
+export function positionalView({ trace, state, width, selected, onSelect }) {
+  const { n, dModel: d } = trace;
+  const body = h('div', { class: 'view-body' });
+  if (state.positional === 'none') {
+    body.append(h('p', { class: 'note', text: 'Positional encoding is off: X = E, and attention cannot tell word order apart.' }));
+  } else if (state.positional === 'learned') {
+    body.append(h('p', { class: 'note', text: 'Learned positions: one trainable (here seeded random) row per position, for the first n positions.' }));
+  } else if (trace.peTable) {
+    const P = trace.pePositions;
+    body.append(h('p', { class: 'note', text: `PE[p, 2i] = sin(p / ${state.base}^(2i/${d})), PE[p, 2i+1] = cos(…): ${P} positions × ${d} dims.` }));
+    const dims = [0, 1, 2, 3, Math.min(d - 2, 6), Math.min(d - 1, 7)].filter((c, i, a) => c >= 0 && c < d && a.indexOf(c) === i);
+    body.append(h('div', { class: 'row-2' },
+      heatmap({
+        values: trace.peTable, rows: P, cols: d, map: colors.signed, domain: [-1, 1],
+        rowLabels: [...Array(P).keys()].map(String), colLabels: d <= 64 ? [...Array(d).keys()].map(String) : null,
+        rowName: 'position', colName: 'dim', title: `Sinusoidal table PE [${P}, ${d}]`,
+        width: Math.min(width, 420), heightMax: 280, cellMax: 24, square: false, dataset: { name: 'pe-table' },
+      }),
+      curves(trace.peTable, P, d, dims, width >= 900 ? width - 480 : width)));
+  }
+  const third = width >= 900 ? (width - 40) / 3 : width;
+  const common = { rows: n, cols: d, rowLabels: trace.tokens, rowName: 'token', colName: 'dim', width: third, cellMax: 16, selectedRow: selected, onCell: onSelect && ((i) => onSelect(i)) };
+  const lim = Math.max(1, ...[trace.embeddings, trace.input].map((v) => colors.domainOf(v, 'signed')[1]));
+  body.append(h('div', { class: 'row-3' },
+    heatmap({ ...common, values: trace.embeddings, map: colors.signed, domain: [-lim, lim], title: 'E (embedding)', dataset: { name: 'e' } }),
+    heatmap({ ...common, values: trace.positional, map: colors.signed, domain: [-lim, lim], title: '+ PE (rows 0…n−1)', dataset: { name: 'pe' } }),
+    heatmap({ ...common, values: trace.input, map: colors.signed, domain: [-lim, lim], title: '= X, the layer-1 input', dataset: { name: 'input' } })));
+  return body;
+}
