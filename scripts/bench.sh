@@ -7,14 +7,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-if [[ ! -f dist/attnscope.mjs ]]; then
-  echo "bench: dist/attnscope.mjs is missing; build first (bash scripts/build.sh)" >&2
-  exit 1
-fi
-if [[ ! -d node_modules/onnxruntime-web || ! -d node_modules/@tensorflow/tfjs-backend-wasm ]]; then
-  echo "bench: installing npm dev dependencies (npm ci)" >&2
-  npm ci --no-audit --no-fund >&2 || exit 1
-fi
+# Set-up and build (idempotent), including the wasm kernel benchmark binary.
+mkdir -p build/bench
+ATTNSCOPE_SKIP_NATIVE=1 ATTNSCOPE_CMAKE_ARGS=-DATTNSCOPE_BENCH=ON bash scripts/build.sh >build/bench/build.log 2>&1 \
+  || { tail -n 40 build/bench/build.log; echo "bench: build failed (log: build/bench/build.log)" >&2; exit 1; }
 
 # Exit status 75: attnscope could not be loaded (dist/ caught while being rebuilt) — retry in a fresh
 # process, since the glue is imported only once per process.
@@ -28,7 +24,7 @@ for attempt in 1 2 3; do
 done
 (( status != 0 )) && exit "$status"
 
-KERNELS=build/wasm/bench/attnscope_bench_kernels.js
+KERNELS=build/wasm/bench/attnscope_bench_kernels.cjs
 if [[ -f $KERNELS ]]; then
   echo
   echo "## Kernel benchmark ($KERNELS)"

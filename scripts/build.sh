@@ -21,10 +21,8 @@ if [[ ${ATTNSCOPE_ASAN:-0} == 1 ]]; then
 fi
 
 # Pass the emulator explicitly: emcmake's default adds a flag Node 20 rejects [4].
-if [[ ! -f build/wasm/CMakeCache.txt ]]; then
-  emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release -DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node \
-    ${ATTNSCOPE_CMAKE_ARGS:-} >/dev/null
-fi
+emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release -DCMAKE_CROSSCOMPILING_EMULATOR=/usr/bin/node \
+  ${ATTNSCOPE_CMAKE_ARGS:-} >/dev/null
 cmake --build build/wasm -j"$JOBS"
 
 node scripts/build-site.mjs
