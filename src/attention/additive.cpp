@@ -56,13 +56,8 @@ core::Result<AttentionOutput> additive_attention(const AdditiveArgs& a) {
   }
   // 3. mask: keys j >= validLen become -inf
   ops::apply_valid_len(scores, valid);
-  // 4-6. row max, exp and sum, normalize (validLen 0: every row is zeros)
-  out.weights = out.scores;
-  const core::MatView weights{out.weights.data(), nq, nk, nk};
-  ops::masked_softmax_rows(weights);
-  // 7. weighted sum of the values
-  out.output.resize(static_cast<std::size_t>(nq) * static_cast<std::size_t>(a.dv));
-  ops::matmul_nn(weights, core::as_view(a.values, nk, a.dv), core::MatView{out.output.data(), nq, a.dv, a.dv});
+  // 4-6. row max, exp and sum, normalize (validLen 0: every row is zeros); 7. weighted sum of the values
+  detail::softmax_and_pool(out, nq, nk, core::as_view(a.values, nk, a.dv));
   return out;
 }
 

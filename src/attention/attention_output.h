@@ -4,6 +4,8 @@
 
 #include <vector>
 
+#include "core/tensor.h"
+
 namespace attnscope::attention {
 
 // Every intermediate the page shows, row-major:
@@ -11,5 +13,12 @@ namespace attnscope::attention {
 struct AttentionOutput {
   std::vector<float> scores, weights, output;
 };
+
+namespace detail {
+// The steps every single-head attention shares once out.scores [nq, nk] holds the (scaled, masked)
+// scores: weights = row softmax(scores) — row max, exp and sum, normalize; an all-blocked row becomes
+// zeros — then output = weights · values [nq, dv].
+void softmax_and_pool(AttentionOutput& out, int nq, int nk, core::ConstMatView values);
+}  // namespace detail
 
 }  // namespace attnscope::attention

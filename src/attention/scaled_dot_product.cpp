@@ -33,13 +33,8 @@ core::Result<AttentionOutput> scaled_dot_product_attention(const SdpaArgs& a) {
   ops::matmul_nt(core::as_view(a.q, nq, a.dk), core::as_view(a.k, nk, a.dk), scores, scale);
   // 3. mask: blocked entries become -inf
   ops::apply_attention_mask(scores, a.mask, a.causal);
-  // 4-6. row max, exp and sum, normalize (an all-blocked row becomes zeros)
-  out.weights = out.scores;
-  const core::MatView weights{out.weights.data(), nq, nk, nk};
-  ops::masked_softmax_rows(weights);
-  // 7. weighted sum of the values
-  out.output.resize(static_cast<std::size_t>(nq) * static_cast<std::size_t>(a.dv));
-  ops::matmul_nn(weights, core::as_view(a.v, nk, a.dv), core::MatView{out.output.data(), nq, a.dv, a.dv});
+  // 4-6. row max, exp and sum, normalize (an all-blocked row becomes zeros); 7. weighted sum of the values
+  detail::softmax_and_pool(out, nq, nk, core::as_view(a.v, nk, a.dv));
   return out;
 }
 

@@ -19,12 +19,8 @@ core::Result<AttentionOutput> simple_self_attention(std::span<const float> x, in
   // 1. scores[i, j] = x_i · x_j (each row of X is both a query and a key)
   out.scores.resize(nn);
   ops::matmul_nt(xv, xv, core::MatView{out.scores.data(), n, n, n});
-  // 2. weights = row softmax(scores): row max, exp and sum, normalize
-  out.weights = out.scores;
-  ops::masked_softmax_rows(core::MatView{out.weights.data(), n, n, n});
-  // 3. context = weights · X (weighted sum of the inputs)
-  out.output.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(d));
-  ops::matmul_nn(core::ConstMatView{out.weights.data(), n, n, n}, xv, core::MatView{out.output.data(), n, d, d});
+  // 2. weights = row softmax(scores): row max, exp and sum, normalize; 3. context = weights · X
+  detail::softmax_and_pool(out, n, n, xv);
   return out;
 }
 

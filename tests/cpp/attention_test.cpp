@@ -12,6 +12,7 @@
 #include "attention/attention.h"
 #include "core/rng.h"
 #include "support/compare.h"
+#include "support/random.h"
 #include "support/fixtures.h"
 #include "support/reference.h"
 
@@ -22,18 +23,8 @@ constexpr double kAtol = 1e-5;
 constexpr double kRtol = 1e-4;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-std::vector<float> random_vec(std::size_t n, std::uint64_t seed, float scale = 1.0f) {
-  attnscope::core::Rng rng(seed);
-  std::vector<float> v(n);
-  for (float& x : v) x = scale * rng.normal();
-  return v;
-}
-
-bool all_finite(const std::vector<float>& v) {
-  for (float x : v)
-    if (!std::isfinite(x)) return false;
-  return true;
-}
+using attnscope::test::all_finite;
+using attnscope::test::random_vec;
 
 // A value printed to 4 decimals matches when |got - printed| <= half a unit in the last place
 // (plus float32 rounding).
