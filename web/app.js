@@ -226,7 +226,6 @@ function syncVisibility() {
   $('single-input').hidden = state.arch === 'encoder-decoder';
   $('pair-input').hidden = state.arch !== 'encoder-decoder';
   $('padTo').disabled = !state.padding;
-  $('padding').disabled = state.arch === 'encoder-decoder';
   if (ex) {
     const box = $('example-inputs');
     if (!box.firstChild) {

@@ -1,6 +1,7 @@
 // Turns the page state into one trace — every intermediate the views draw (layer: web, runs in the
-// worker; no DOM). Text mode: `as.createModel(config).run(text, { trace: 'full' })` (bindings/js/model.js),
-// the model cached while only the text changes. Worked example: `as.simpleSelfAttention` on the six
+// worker; no DOM). Text mode: `as.createModel(config).run(text, { trace: 'full', padTo })`
+// (bindings/js/model.js), the model cached while only the text changes. Padding is the core's run option
+// padTo: '<pad>' keys blocked for every query, pad query rows computed over the real keys (real numbers). Worked example: `as.simpleSelfAttention` on the six
 // 3-d vectors, shaped as a one-layer trace so the same views draw it.
 import { exampleEmbeddings, EXAMPLE_TOKENS } from './state.js';
 
@@ -34,12 +35,7 @@ export class Pipeline {
   /** The full trace for state `s`, plus the PE table for the positional view. */
   async run(s) {
     if (s.mode === 'example') return this.example(s);
-    let trace = await this.modelRun(s);
-    if (s.padding && s.arch !== 'encoder-decoder') {
-      const N = s.padTo || Math.ceil((trace.n + 1) / 8) * 8;
-      if (N < trace.n) throw new RangeError(`padding: pad to (${N}) must be at least the number of tokens (${trace.n})`);
-      trace = padTrace(trace, N);
-    }
+    const trace = await this.modelRun(s);
     if (s.positional === 'sinusoidal') {
       trace.peTable = this.as.positionalEncoding({ n: s.pePositions, d: s.dModel, base: s.base });
       trace.pePositions = s.pePositions;
@@ -95,54 +91,19 @@ export class Pipeline {
       this.modelKey = key;
     }
     const input = s.arch === 'encoder-decoder' ? { source: s.source, target: s.target } : s.text;
-    const trace = this.model.run(input, { trace: 'full' });
+    let padTo = 0;
+    if (s.padding) {
+      padTo = s.padTo;
+      if (!padTo) {
+        // next multiple of 8 above the token count (the longer side for encoder-decoder)
+        const probe = this.model.run(input, { trace: 'none' });
+        padTo = Math.ceil((Math.max(probe.n, probe.source?.n ?? 0) + 1) / 8) * 8;
+      }
+    }
+    const trace = this.model.run(input, padTo ? { trace: 'full', padTo } : { trace: 'full' });
+    trace.eps = this.model.config.eps;
+    trace.normFirst = this.model.config.normFirst;
     if (trace.n > MAX_TOKENS) throw new RangeError(`the input has ${trace.n} tokens; the page shows at most ${MAX_TOKENS}`);
     return trace;
   }
-}
-
-/**
- * The trace of the same text padded to N positions with a padding mask that blocks <pad> as key and as
- * query (mask[i][j] = real(i) && real(j)). Real tokens never see a pad, so every real row is exactly
- * the unpadded run's; pad columns get −∞ scores and zero weights, pad rows are fully blocked (zero
- * weights, as the API defines a fully blocked row). Pad rows of the other tensors are NaN: they are
- * not computed, and the heatmaps draw them as masked.
- */
-function padTrace(t, N) {
-  const n = t.n;
-  if (N === n) return { ...t, nReal: n };
-  const rows = (a) => {
-    if (!a) return a;
-    const w = a.length / n;
-    const o = new Float32Array(N * w).fill(NaN);
-    o.set(a);
-    return o;
-  };
-  const square = (a, fill) => {
-    const H = a.length / (n * n);
-    const o = new Float32Array(H * N * N).fill(fill);
-    for (let h = 0; h < H; h++) {
-      for (let i = 0; i < n; i++) o.set(a.subarray((h * n + i) * n, (h * n + i + 1) * n), (h * N + i) * N);
-    }
-    return o;
-  };
-  const pads = N - n;
-  const ids = new Int32Array(N).fill(-1);
-  ids.set(t.ids);
-  const offsets = new Int32Array(2 * N).fill(-1);
-  offsets.set(t.offsets);
-  const attention = (A) => ({
-    ...A,
-    q: rows(A.q), k: rows(A.k), v: rows(A.v), concat: rows(A.concat), output: rows(A.output),
-    scores: square(A.scores, -Infinity), weights: square(A.weights, 0),
-  });
-  return {
-    ...t,
-    tokens: [...t.tokens, ...Array(pads).fill('<pad>')],
-    ids, offsets, n: N, nReal: n,
-    embeddings: rows(t.embeddings), positional: rows(t.positional), input: rows(t.input), output: rows(t.output),
-    layers: t.layers.map((L) => ({
-      ...L, input: rows(L.input), attention: attention(L.attention), ffHidden: rows(L.ffHidden), output: rows(L.output),
-    })),
-  };
 }

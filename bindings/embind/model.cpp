@@ -33,6 +33,7 @@ val attention_out(const model::AttentionTrace& a) {
   set_if(o, "weights", a.weights);
   set_if(o, "concat", a.concat);
   set_if(o, "output", a.output);
+  if (a.scale != 0.0) o.set("scale", val(a.scale));
   return o;
 }
 
@@ -50,6 +51,7 @@ val side_out(val o, const model::SideTrace& s) {
   o.set("ids", i32_out(s.ids));
   o.set("offsets", i32_out(s.offsets));
   o.set("n", val(s.n));
+  o.set("nReal", val(s.n_real));
   o.set("embeddings", f32_out(s.embeddings));
   o.set("positional", f32_out(s.positional));
   o.set("input", f32_out(s.input));
@@ -61,7 +63,14 @@ val side_out(val o, const model::SideTrace& s) {
     set_if(l, "input", L.input);
     l.set("attention", attention_out(L.attention));
     if (L.has_cross) l.set("cross", attention_out(L.cross));
+    set_if(l, "residual1", L.residual1);
+    set_if(l, "norm1", L.norm1);
+    set_if(l, "residual2", L.residual2);
+    set_if(l, "norm2", L.norm2);
+    set_if(l, "residual3", L.residual3);
+    set_if(l, "norm3", L.norm3);
     set_if(l, "ffHidden", L.ff_hidden);
+    set_if(l, "ffOutput", L.ff_output);
     l.set("output", f32_out(L.output));
     layers.set(i, l);
   }
@@ -137,14 +146,14 @@ class ModelHandle {
     return val::null();
   }
 
-  // input: { text } or { source, target }; trace: 'full' | 'weights' | 'none'.
-  val run(val input, std::string trace) const {
+  // input: { text } or { source, target }; trace: 'full' | 'weights' | 'none'; pad_to: 0 = no padding.
+  val run(val input, std::string trace, int pad_to) const {
     const TraceLevel level = trace == "none" ? TraceLevel::kNone
                              : trace == "weights" ? TraceLevel::kWeights
                                                   : TraceLevel::kFull;
     auto r = given(input["text"])
-                 ? model_->run(input["text"].as<std::string>(), level)
-                 : model_->run(input["source"].as<std::string>(), input["target"].as<std::string>(), level);
+                 ? model_->run(input["text"].as<std::string>(), level, pad_to)
+                 : model_->run(input["source"].as<std::string>(), input["target"].as<std::string>(), level, pad_to);
     if (!r.ok()) return error_out(r.status());
     return trace_out(r.value());
   }

@@ -98,19 +98,36 @@ export interface ModelConfig {
 export interface AttentionTrace {
   q?: Float32Array; k?: Float32Array; v?: Float32Array;
   scores?: Float32Array; weights?: Float32Array; concat?: Float32Array; output?: Float32Array;
+  /** trace 'full': the factor applied to q·k (float32 1/√headDim; 1 for a 'simple' layer). */
+  scale?: number;
 }
 
+/**
+ * One layer. The [n, dModel] residual/norm tensors come with trace 'full' (not for 'simple' layers).
+ * Sub-block k — encoder: 1 self-attention, 2 feed-forward; decoder with `cross`: 1 self-attention,
+ * 2 cross-attention, 3 feed-forward. residualK = the block's residual input + the block's output;
+ * normK = LayerNorm normK: post-norm normK(residualK) (the block's result; the last one equals `output`),
+ * pre-norm normK(block input) (what the block reads; then the last residual equals `output`).
+ */
 export interface LayerTrace {
   kind: 'encoder' | 'decoder' | 'simple';
   input?: Float32Array;
   attention: AttentionTrace;
   cross?: AttentionTrace;
+  residual1?: Float32Array; norm1?: Float32Array;
+  residual2?: Float32Array; norm2?: Float32Array;
+  /** decoder layers with cross-attention only */
+  residual3?: Float32Array; norm3?: Float32Array;
+  /** [n, dFF] activation(y·W1 + b1), y the feed-forward input */
   ffHidden?: Float32Array;
+  /** [n, dModel] ffHidden·W2 + b2, before the residual */
+  ffOutput?: Float32Array;
   output: Float32Array;
 }
 
 export interface SideTrace {
-  tokens: string[]; ids: Int32Array; offsets: Int32Array; n: number;
+  /** n counts the '<pad>' tokens of run option padTo; nReal the text's own tokens (rows 0..nReal-1). */
+  tokens: string[]; ids: Int32Array; offsets: Int32Array; n: number; nReal: number;
   embeddings: Float32Array; positional: Float32Array; input: Float32Array;
   layers: LayerTrace[]; output: Float32Array;
 }
@@ -123,7 +140,7 @@ export interface ModelRun extends SideTrace {
 
 export interface Model {
   readonly config: Readonly<Required<Omit<ModelConfig, 'weights' | 'embeddings' | 'tokenizer'>> & { tokenizer: 'word' | 'char' | 'bpe' }>;
-  run(input: string | { source: string; target: string }, options?: { trace?: 'full' | 'weights' | 'none' }): ModelRun;
+  run(input: string | { source: string; target: string }, options?: { trace?: 'full' | 'weights' | 'none'; padTo?: number }): ModelRun;
   parameters(): { name: string; shape: number[] }[];
   delete(): void;
 }

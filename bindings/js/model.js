@@ -107,7 +107,7 @@ const DEFAULTS = {
   attention: 'learned', seed: 42, topK: 5, maxTokens: 1024,
 };
 
-const RUN_OPTIONS = { trace: oneOf('full', 'weights', 'none') };
+const RUN_OPTIONS = { trace: oneOf('full', 'weights', 'none'), padTo: int({ optional: true, max: 65536 }) };
 
 // JS strings may hold lone surrogates; the core takes UTF-8 (same rule as tokenize()).
 const wellFormed = (s) => (typeof s.toWellFormed === 'function' ? s.toWellFormed() : s);
@@ -131,13 +131,15 @@ export class Model {
    * Runs text through tokenizer, embeddings (+ positions) and every layer; returns every intermediate.
    * `input`: a string, or `{ source, target }` for architecture 'encoder-decoder' (a string is then both).
    * `options.trace`: 'full' (default) | 'weights' (per layer only attention weights and outputs) | 'none'.
+   * `options.padTo`: pad with '<pad>' tokens (id -1) to this many positions, blocked as keys (key-padding
+   * mask): real rows equal the unpadded run's; pad query rows attend to the real keys. Encoder-decoder: both sides.
    */
   run(input, options = {}) {
     const h = this.#live('run');
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
       fail('TypeError', `run: options must be an object, got ${typeName(options)}`);
     }
-    const { trace = 'full' } = validate('run', RUN_OPTIONS, options);
+    const { trace = 'full', padTo = 0 } = validate('run', RUN_OPTIONS, options);
     let arg;
     if (typeof input === 'string') {
       arg = { text: wellFormed(input) };
@@ -151,7 +153,7 @@ export class Model {
     } else {
       fail('TypeError', `run: text must be a string${this.config.architecture === 'encoder-decoder' ? ' or { source, target }' : ''}, got ${typeName(input)}`);
     }
-    return unwrap(h.run(arg, trace));
+    return unwrap(h.run(arg, trace, padTo));
   }
 
   /** Names and shapes of the model's parameters: the safetensors names `weights` may hold (docs/model.md). */

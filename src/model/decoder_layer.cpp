@@ -67,50 +67,68 @@ core::Result<DecoderLayerOutput> decoder_layer(const DecoderLayerArgs& a) {
   ATTN_TRY(detail::check_norm(fn, "norm3Gamma", "norm3Beta", a.norm3, a.d_model));
   ATTN_TRY(ops::check_positive_finite(fn, "eps", a.eps));
   ATTN_TRY(ops::check_mask(fn, "memoryMask", a.memory_mask, a.n, a.m, "n*m"));
+  ATTN_TRY(ops::check_mask(fn, "selfMask", a.self_mask, a.n, a.n, "n*n"));
 
   const int n = a.n, d_model = a.d_model;
+  const bool keep = a.keep_trace;
   DecoderLayerOutput out;
   std::vector<float> x1, x2;
   if (!a.norm_first) {
     // Post-norm.
     // 1. x1 = norm1(x + SA(x)), causal self-attention
-    attention::MhaOutput sa = attend(a, a.x, n, a.x, n, a.self_attn, {}, a.causal);
-    x1 = detail::norm(residual(a.x, sa, a.keep_trace), n, d_model, a.norm1, a.eps);
+    attention::MhaOutput sa = attend(a, a.x, n, a.x, n, a.self_attn, a.self_mask, a.causal);
+    std::vector<float> r1 = residual(a.x, sa, keep);
+    x1 = detail::norm(r1, n, d_model, a.norm1, a.eps);
     // 2. x2 = norm2(x1 + CA(x1, memory))
     attention::MhaOutput ca = attend(a, x1, n, a.memory, a.m, a.cross_attn, a.memory_mask, false);
-    x2 = detail::norm(residual(x1, ca, a.keep_trace), n, d_model, a.norm2, a.eps);
+    std::vector<float> r2 = residual(x1, ca, keep);
+    x2 = detail::norm(r2, n, d_model, a.norm2, a.eps);
     // 3. out = norm3(x2 + FF(x2))
     std::vector<float> f = detail::feed_forward(x2, n, d_model, a.d_ff, a.ff, a.activation,
-                                                a.keep_trace ? &out.ff_hidden : nullptr);
+                                                keep ? &out.ff_hidden : nullptr);
+    if (keep) out.ff_output = f;
     ops::add(x2, f, f);
     out.output = detail::norm(f, n, d_model, a.norm3, a.eps);
-    out.self_weights = a.keep_trace ? sa.weights : std::move(sa.weights);
-    out.cross_weights = a.keep_trace ? ca.weights : std::move(ca.weights);
-    if (a.keep_trace) {
+    out.self_weights = keep ? sa.weights : std::move(sa.weights);
+    out.cross_weights = keep ? ca.weights : std::move(ca.weights);
+    if (keep) {
       out.self_attn = std::move(sa);
       out.cross_attn = std::move(ca);
+      out.residual1 = std::move(r1);
+      out.norm1 = std::move(x1);
+      out.residual2 = std::move(r2);
+      out.norm2 = std::move(x2);
+      out.residual3 = std::move(f);
+      out.norm3 = out.output;
     }
   } else {
     // Pre-norm.
     // 1. x1 = x + SA(norm1(x)), causal self-attention
-    const std::vector<float> xn1 = detail::norm(a.x, n, d_model, a.norm1, a.eps);
-    attention::MhaOutput sa = attend(a, xn1, n, xn1, n, a.self_attn, {}, a.causal);
-    x1 = residual(a.x, sa, a.keep_trace);
+    std::vector<float> xn1 = detail::norm(a.x, n, d_model, a.norm1, a.eps);
+    attention::MhaOutput sa = attend(a, xn1, n, xn1, n, a.self_attn, a.self_mask, a.causal);
+    x1 = residual(a.x, sa, keep);
     // 2. x2 = x1 + CA(norm2(x1), memory)
-    const std::vector<float> xn2 = detail::norm(x1, n, d_model, a.norm2, a.eps);
+    std::vector<float> xn2 = detail::norm(x1, n, d_model, a.norm2, a.eps);
     attention::MhaOutput ca = attend(a, xn2, n, a.memory, a.m, a.cross_attn, a.memory_mask, false);
-    x2 = residual(x1, ca, a.keep_trace);
+    x2 = residual(x1, ca, keep);
     // 3. out = x2 + FF(norm3(x2))
-    const std::vector<float> xn3 = detail::norm(x2, n, d_model, a.norm3, a.eps);
+    std::vector<float> xn3 = detail::norm(x2, n, d_model, a.norm3, a.eps);
     std::vector<float> f = detail::feed_forward(xn3, n, d_model, a.d_ff, a.ff, a.activation,
-                                                a.keep_trace ? &out.ff_hidden : nullptr);
+                                                keep ? &out.ff_hidden : nullptr);
+    if (keep) out.ff_output = f;
     ops::add(x2, f, f);
     out.output = std::move(f);
-    out.self_weights = a.keep_trace ? sa.weights : std::move(sa.weights);
-    out.cross_weights = a.keep_trace ? ca.weights : std::move(ca.weights);
-    if (a.keep_trace) {
+    out.self_weights = keep ? sa.weights : std::move(sa.weights);
+    out.cross_weights = keep ? ca.weights : std::move(ca.weights);
+    if (keep) {
       out.self_attn = std::move(sa);
       out.cross_attn = std::move(ca);
+      out.residual1 = std::move(x1);
+      out.norm1 = std::move(xn1);
+      out.residual2 = std::move(x2);
+      out.norm2 = std::move(xn2);
+      out.residual3 = out.output;
+      out.norm3 = std::move(xn3);
     }
   }
   return out;

@@ -24,6 +24,7 @@ struct DecoderLayerArgs {
   Activation activation = Activation::kRelu;
   double eps = 1e-5;
   bool causal = true;                         // self-attention: block key j > i
+  std::span<const std::uint8_t> self_mask;    // empty or [n, n], 1 = may attend (combined with causal)
   std::span<const std::uint8_t> memory_mask;  // memory_mask: [n, m], 1 = may attend
   bool keep_trace = false;
 };
@@ -31,7 +32,12 @@ struct DecoderLayerArgs {
 struct DecoderLayerOutput {
   std::vector<float> output, self_weights, cross_weights;  // [n,d_model], [H,n,n], [H,n,m]
   attention::MhaOutput self_attn, cross_attn;              // keep_trace only
-  std::vector<float> ff_hidden;                            // keep_trace only
+  // keep_trace only, [n, d_model] unless noted (JS trace names in brackets, docs/model.md). Block k (1 self-
+  // attention, 2 cross-attention, 3 feed-forward): residualK = block input's residual + block output;
+  // normK = post-norm: normK(residualK), the block's result; pre-norm: normK(block input), what the block reads.
+  std::vector<float> residual1, norm1, residual2, norm2, residual3, norm3;
+  std::vector<float> ff_hidden;  // [ffHidden] [n, d_ff]
+  std::vector<float> ff_output;  // [ffOutput] ffHidden W2 + b2, before the residual
 };
 
 // JS transformerDecoderLayer(...) -> { output, selfWeights, crossWeights }.

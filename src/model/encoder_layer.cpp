@@ -106,14 +106,28 @@ core::Result<EncoderLayerOutput> encoder_layer(const EncoderLayerArgs& a) {
   if (a.norm_first) ff_in = detail::norm(x1, n, d_model, a.norm2, a.eps);
   std::vector<float> f = detail::feed_forward(a.norm_first ? ff_in : x1, n, d_model, a.d_ff, a.ff, a.activation,
                                               a.keep_trace ? &out.ff_hidden : nullptr);
+  if (a.keep_trace) out.ff_output = f;
   // 5. second residual, then norm2 in post-norm
   ops::add(x1, f, f);
-  out.output = a.norm_first ? std::move(f) : detail::norm(f, n, d_model, a.norm2, a.eps);
+  if (a.norm_first) {
+    if (a.keep_trace) out.residual2 = f;
+    out.output = std::move(f);
+  } else {
+    out.output = detail::norm(f, n, d_model, a.norm2, a.eps);
+    if (a.keep_trace) out.residual2 = std::move(f);
+  }
 
   out.weights = a.keep_trace ? sa.weights : std::move(sa.weights);
   if (a.keep_trace) {
     out.attn = std::move(sa);
     out.attn_residual = std::move(r1);
+    if (a.norm_first) {
+      out.norm1 = std::move(x_normed);
+      out.norm2 = std::move(ff_in);
+    } else {
+      out.norm1 = std::move(x1);
+      out.norm2 = out.output;
+    }
   }
   return out;
 }

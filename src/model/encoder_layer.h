@@ -40,8 +40,13 @@ struct EncoderLayerOutput {
   std::vector<float> output;         // [n, d_model]
   std::vector<float> weights;        // [num_heads, n, n] of the self-attention (on norm1(x) when norm_first)
   attention::MhaOutput attn;         // keep_trace: the full MHA trace
-  std::vector<float> attn_residual;  // keep_trace: x + attn_out (before norm1 in post-norm)
-  std::vector<float> ff_hidden;      // keep_trace: activation(x1 W1 + b1) [n, d_ff]
+  // keep_trace only, each [n, d_model] unless noted (JS trace names in brackets, docs/model.md):
+  std::vector<float> attn_residual;  // [residual1] x + attention output (before norm1 in post-norm)
+  std::vector<float> norm1;          // [norm1] post-norm: norm1(residual1); pre-norm: norm1(x), the attention input
+  std::vector<float> ff_hidden;      // [ffHidden] activation(y W1 + b1) [n, d_ff], y the feed-forward input
+  std::vector<float> ff_output;      // [ffOutput] ffHidden W2 + b2, before the residual
+  std::vector<float> residual2;      // [residual2] feed-forward input's residual + ffOutput (pre-norm: = output)
+  std::vector<float> norm2;          // [norm2] post-norm: norm2(residual2) = output; pre-norm: the FFN input
 };
 
 // JS transformerEncoderLayer(...) -> { output, weights }.

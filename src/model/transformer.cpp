@@ -359,7 +359,7 @@ void Transformer::embedding_row(std::int32_t id, const std::string& token, std::
   seeded_row(cfg_.seed, fnv1a64(token), out);
 }
 
-core::Result<SideTrace> Transformer::embed(std::string_view text, const char* what, Vocab& vocab) const {
+core::Result<SideTrace> Transformer::embed(std::string_view text, const char* what, Vocab& vocab, int pad_to) const {
   SideTrace s;
   tokenizers::Tokenization tk;
   if (bpe_ != nullptr) {
@@ -396,8 +396,26 @@ core::Result<SideTrace> Transformer::embed(std::string_view text, const char* wh
                              std::string(what) + " has " + std::to_string(n) + " tokens, more than maxPositions (" +
                                  std::to_string(cfg_.max_positions) + ")");
   }
+  if (pad_to != 0) {
+    if (pad_to < n) {
+      return core::range_error(kRun, "padTo",
+                               "padTo (" + std::to_string(pad_to) + ") must be at least the number of tokens of the " +
+                                   what + " (" + std::to_string(n) + ")");
+    }
+    if (pad_to > cfg_.max_tokens) {
+      return core::range_error(kRun, "padTo",
+                               "padTo (" + std::to_string(pad_to) + ") must be at most maxTokens (" +
+                                   std::to_string(cfg_.max_tokens) + ")");
+    }
+    if (cfg_.positional == PositionalKind::kLearned && pad_to > cfg_.max_positions) {
+      return core::range_error(kRun, "padTo",
+                               "padTo (" + std::to_string(pad_to) + ") must be at most maxPositions (" +
+                                   std::to_string(cfg_.max_positions) + ")");
+    }
+  }
   const int d = cfg_.d_model;
-  s.n = static_cast<int>(n);
+  s.n_real = static_cast<int>(n);
+  s.n = std::max(s.n_real, pad_to);
   s.tokens = std::move(tk.tokens);
   s.offsets = std::move(tk.offsets);
   if (bpe_ != nullptr) {
@@ -406,9 +424,23 @@ core::Result<SideTrace> Transformer::embed(std::string_view text, const char* wh
     s.ids.reserve(s.tokens.size());
     for (const auto& tok : s.tokens) s.ids.push_back(vocab.id_of(tok));
   }
+  if (s.n > s.n_real) {
+    // '<pad>': id -1, empty range at the end of the text (UTF-16 length), zero embedding row
+    std::int32_t len = 0;
+    for (const char ch : text) {
+      const auto b = static_cast<unsigned char>(ch);
+      if ((b & 0xC0u) != 0x80u) len += b >= 0xF0u ? 2 : 1;
+    }
+    for (int i = s.n_real; i < s.n; ++i) {
+      s.tokens.emplace_back("<pad>");
+      s.ids.push_back(-1);
+      s.offsets.push_back(len);
+      s.offsets.push_back(len);
+    }
+  }
   const std::size_t nd = static_cast<std::size_t>(s.n) * static_cast<std::size_t>(d);
   s.embeddings.assign(nd, 0.0f);
-  for (int i = 0; i < s.n; ++i) {
+  for (int i = 0; i < s.n_real; ++i) {
     embedding_row(s.ids[static_cast<std::size_t>(i)], s.tokens[static_cast<std::size_t>(i)],
                   std::span<float>(s.embeddings.data() + static_cast<std::size_t>(i) * d, static_cast<std::size_t>(d)));
   }
@@ -445,6 +477,63 @@ void keep_attention(AttentionTrace& t, attention::MhaOutput& m, TraceLevel level
   t.output = std::move(m.output);
 }
 
+// The factor multi_head_attention applies to q·k (float32, as attention/multi_head.cpp computes it).
+double mha_scale(int head_dim) {
+  return static_cast<double>(static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim))));
+}
+
+// Simple attention with pad keys blocked: the real rows are the unpadded call's (bit for bit); each pad query
+// row i attends to the real keys: scores x_i·x_j (j < n_real; -inf for pad keys), softmax, Σ w_ij x_j.
+core::Result<attention::AttentionOutput> simple_padded(const std::vector<float>& x, int n, int n_real, int d) {
+  if (n_real == n) return attention::simple_self_attention(x, n, d);
+  auto r = attention::simple_self_attention(std::span<const float>(x.data(), static_cast<std::size_t>(n_real) * d),
+                                            n_real, d);
+  if (!r.ok()) return r.status();
+  const auto& o = r.value();
+  attention::AttentionOutput out;
+  const auto N = static_cast<std::size_t>(n), R = static_cast<std::size_t>(n_real), D = static_cast<std::size_t>(d);
+  out.scores.assign(N * N, -std::numeric_limits<float>::infinity());
+  out.weights.assign(N * N, 0.0f);
+  out.output.assign(N * D, 0.0f);
+  for (std::size_t i = 0; i < R; ++i) {
+    std::copy(o.scores.begin() + static_cast<std::ptrdiff_t>(i * R), o.scores.begin() + static_cast<std::ptrdiff_t>((i + 1) * R),
+              out.scores.begin() + static_cast<std::ptrdiff_t>(i * N));
+    std::copy(o.weights.begin() + static_cast<std::ptrdiff_t>(i * R), o.weights.begin() + static_cast<std::ptrdiff_t>((i + 1) * R),
+              out.weights.begin() + static_cast<std::ptrdiff_t>(i * N));
+  }
+  std::copy(o.output.begin(), o.output.end(), out.output.begin());
+  std::vector<double> s(R);
+  for (std::size_t i = R; i < N; ++i) {
+    double mx = -std::numeric_limits<double>::infinity();
+    for (std::size_t j = 0; j < R; ++j) {
+      double z = 0.0;
+      for (std::size_t c = 0; c < D; ++c) z += static_cast<double>(x[i * D + c]) * static_cast<double>(x[j * D + c]);
+      s[j] = z;
+      out.scores[i * N + j] = static_cast<float>(z);
+      mx = std::max(mx, z);
+    }
+    double sum = 0.0;
+    for (std::size_t j = 0; j < R; ++j) sum += (s[j] = std::exp(s[j] - mx));
+    for (std::size_t j = 0; j < R; ++j) {
+      const double w = s[j] / sum;
+      out.weights[i * N + j] = static_cast<float>(w);
+      for (std::size_t c = 0; c < D; ++c) out.output[i * D + c] += static_cast<float>(w * static_cast<double>(x[j * D + c]));
+    }
+  }
+  return out;
+}
+
+// 1 = may attend: key j is a real token (j < n_real), for each of nq query rows.
+std::vector<std::uint8_t> key_padding_mask(int nq, int nk, int nk_real) {
+  std::vector<std::uint8_t> m;
+  if (nk_real >= nk) return m;
+  m.assign(static_cast<std::size_t>(nq) * static_cast<std::size_t>(nk), 0);
+  for (int i = 0; i < nq; ++i) {
+    for (int j = 0; j < nk_real; ++j) m[static_cast<std::size_t>(i) * static_cast<std::size_t>(nk) + static_cast<std::size_t>(j)] = 1;
+  }
+  return m;
+}
+
 core::Status layer_failed(const char* what, std::size_t i, const core::Status& s) {
   // Only reachable when values overflow to infinity inside the stack (finite weights, huge magnitudes).
   return core::Status{core::ErrorKind::kRange, kRun, what,
@@ -461,19 +550,24 @@ core::Status Transformer::run_stack(SideTrace& side, const std::vector<Layer>& l
   const char* what = memory != nullptr ? "target" : (cfg_.architecture == Architecture::kEncoderDecoder ? "source" : "text");
   std::vector<float> x = side.input;
   side.layers.reserve(layers.size());
+  const std::vector<std::uint8_t> self_mask = key_padding_mask(n, n, side.n_real);
+  const std::vector<std::uint8_t> memory_mask =
+      memory != nullptr ? key_padding_mask(n, memory->n, memory->n_real) : std::vector<std::uint8_t>();
+  const double scale = mha_scale(cfg_.d_model / cfg_.num_heads);
   for (std::size_t li = 0; li < layers.size(); ++li) {
     const Layer& L = layers[li];
     LayerTrace t;
     t.kind = L.kind;
     if (full) t.input = x;
     if (L.kind == LayerKind::kSimple) {
-      auto r = attention::simple_self_attention(x, n, d);
+      auto r = simple_padded(x, n, side.n_real, d);
       if (!r.ok()) return layer_failed(what, li, r.status());
       auto& o = r.value();
       if (level != TraceLevel::kNone) t.attention.weights = std::move(o.weights);
       if (full) {
         t.attention.scores = std::move(o.scores);
         t.attention.output = o.output;
+        t.attention.scale = 1.0;
       }
       x = std::move(o.output);
     } else if (!L.has_cross) {
@@ -487,13 +581,20 @@ core::Status Transformer::run_stack(SideTrace& side, const std::vector<Layer>& l
       a.activation = cfg_.activation;
       a.eps = cfg_.eps;
       a.causal = L.causal;
+      a.mask = self_mask;
       a.keep_trace = full;
       auto r = encoder_layer(a);
       if (!r.ok()) return layer_failed(what, li, r.status());
       auto& o = r.value();
       if (full) {
         keep_attention(t.attention, o.attn, level);
+        t.attention.scale = scale;
+        t.residual1 = std::move(o.attn_residual);
+        t.norm1 = std::move(o.norm1);
         t.ff_hidden = std::move(o.ff_hidden);
+        t.ff_output = std::move(o.ff_output);
+        t.residual2 = std::move(o.residual2);
+        t.norm2 = std::move(o.norm2);
       } else if (level == TraceLevel::kWeights) {
         t.attention.weights = std::move(o.weights);
       }
@@ -511,6 +612,8 @@ core::Status Transformer::run_stack(SideTrace& side, const std::vector<Layer>& l
       a.activation = cfg_.activation;
       a.eps = cfg_.eps;
       a.causal = true;
+      a.self_mask = self_mask;
+      a.memory_mask = memory_mask;
       a.keep_trace = full;
       auto r = decoder_layer(a);
       if (!r.ok()) return layer_failed(what, li, r.status());
@@ -519,7 +622,15 @@ core::Status Transformer::run_stack(SideTrace& side, const std::vector<Layer>& l
       if (full) {
         keep_attention(t.attention, o.self_attn, level);
         keep_attention(t.cross, o.cross_attn, level);
+        t.attention.scale = t.cross.scale = scale;
+        t.residual1 = std::move(o.residual1);
+        t.norm1 = std::move(o.norm1);
+        t.residual2 = std::move(o.residual2);
+        t.norm2 = std::move(o.norm2);
+        t.residual3 = std::move(o.residual3);
+        t.norm3 = std::move(o.norm3);
         t.ff_hidden = std::move(o.ff_hidden);
+        t.ff_output = std::move(o.ff_output);
       } else if (level == TraceLevel::kWeights) {
         t.attention.weights = std::move(o.self_weights);
         t.cross.weights = std::move(o.cross_weights);
@@ -542,7 +653,7 @@ core::Status Transformer::run_stack(SideTrace& side, const std::vector<Layer>& l
 
 void Transformer::next_token(const SideTrace& side, const Vocab& vocab, NextToken& next) const {
   const int d = cfg_.d_model;
-  const float* h = side.output.data() + static_cast<std::size_t>(side.n - 1) * static_cast<std::size_t>(d);
+  const float* h = side.output.data() + static_cast<std::size_t>(side.n_real - 1) * static_cast<std::size_t>(d);
   const std::int32_t count =
       bpe_ != nullptr ? static_cast<std::int32_t>(bpe_->vocab_size()) : static_cast<std::int32_t>(vocab.tokens.size());
   if (count == 0 || cfg_.top_k == 0) return;
@@ -575,7 +686,8 @@ void Transformer::next_token(const SideTrace& side, const Vocab& vocab, NextToke
 }
 
 core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::string_view target, bool two_sided,
-                                             TraceLevel level) const {
+                                             TraceLevel level, int pad_to) const {
+  if (pad_to < 0) return core::check_non_negative(kRun, "padTo", pad_to);
   RunTrace out;
   out.d_model = cfg_.d_model;
   out.num_heads = cfg_.num_heads;
@@ -583,9 +695,9 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
   out.d_ff = cfg_.d_ff;
   Vocab vocab;
   if (cfg_.architecture == Architecture::kEncoderDecoder) {
-    auto src = embed(source, two_sided ? "source" : "text", vocab);
+    auto src = embed(source, two_sided ? "source" : "text", vocab, pad_to);
     if (!src.ok()) return src.status();
-    auto tgt = embed(target, two_sided ? "target" : "text", vocab);
+    auto tgt = embed(target, two_sided ? "target" : "text", vocab, pad_to);
     if (!tgt.ok()) return tgt.status();
     out.has_source = true;
     out.source = std::move(src).value();
@@ -593,7 +705,7 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
     ATTN_TRY(run_stack(out.source, first_, nullptr, level));
     ATTN_TRY(run_stack(out.main, second_, &out.source, level));
   } else {
-    auto side = embed(source, "text", vocab);
+    auto side = embed(source, "text", vocab, pad_to);
     if (!side.ok()) return side.status();
     out.main = std::move(side).value();
     ATTN_TRY(run_stack(out.main, first_, nullptr, level));
@@ -602,18 +714,19 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
   return out;
 }
 
-core::Result<RunTrace> Transformer::run(std::string_view text, TraceLevel level) const {
-  return run_impl(text, text, false, level);
+core::Result<RunTrace> Transformer::run(std::string_view text, TraceLevel level, int pad_to) const {
+  return run_impl(text, text, false, level, pad_to);
 }
 
-core::Result<RunTrace> Transformer::run(std::string_view source, std::string_view target, TraceLevel level) const {
+core::Result<RunTrace> Transformer::run(std::string_view source, std::string_view target, TraceLevel level,
+                                        int pad_to) const {
   if (cfg_.architecture != Architecture::kEncoderDecoder) {
     return core::type_error(kRun, "text", "text must be a string for architecture '" +
                                               std::string(cfg_.architecture == Architecture::kDecoder ? "decoder"
                                                                                                       : "encoder") +
                                               "' ({ source, target } needs 'encoder-decoder')");
   }
-  return run_impl(source, target, true, level);
+  return run_impl(source, target, true, level, pad_to);
 }
 
 }  // namespace attnscope::model

@@ -52,9 +52,14 @@ class Transformer {
   ~Transformer();
 
   // Encoder or decoder architecture: one text. Encoder-decoder: the text is both source and target.
-  core::Result<RunTrace> run(std::string_view text, TraceLevel level) const;
+  // pad_to (JS run option padTo; 0 = none): append '<pad>' tokens (id -1, zero embedding row, the usual
+  // positional row) up to pad_to positions, blocked as keys for every query (PyTorch key_padding_mask), so the
+  // real rows equal the unpadded run's; pad query rows attend to the real keys. Encoder-decoder: each side is
+  // padded to pad_to, and source pads are also blocked in cross-attention. next uses the last real token.
+  core::Result<RunTrace> run(std::string_view text, TraceLevel level, int pad_to = 0) const;
   // Encoder-decoder: source through the encoder, target through the decoder.
-  core::Result<RunTrace> run(std::string_view source, std::string_view target, TraceLevel level) const;
+  core::Result<RunTrace> run(std::string_view source, std::string_view target, TraceLevel level,
+                             int pad_to = 0) const;
 
   const ModelConfig& config() const { return cfg_; }
   // Names and shapes of every parameter the model has (the safetensors table for this config).
@@ -84,13 +89,13 @@ class Transformer {
   core::Status declare_and_load();
   void declare(const std::string& name, std::vector<int> shape, bool is_bias_or_norm, float fill);
   core::Status build_layers();
-  core::Result<SideTrace> embed(std::string_view text, const char* what, Vocab& vocab) const;
+  core::Result<SideTrace> embed(std::string_view text, const char* what, Vocab& vocab, int pad_to) const;
   void embedding_row(std::int32_t id, const std::string& token, std::span<float> out) const;
   core::Status run_stack(SideTrace& side, const std::vector<Layer>& layers, const SideTrace* memory,
                          TraceLevel level) const;
   void next_token(const SideTrace& side, const Vocab& vocab, NextToken& next) const;
   core::Result<RunTrace> run_impl(std::string_view source, std::string_view target, bool two_sided,
-                                  TraceLevel level) const;
+                                  TraceLevel level, int pad_to) const;
 
   ModelConfig cfg_;
   std::unique_ptr<tokenizers::BpeTokenizer> bpe_;

@@ -353,6 +353,55 @@ test('page: causal and padding masks block the right keys', async () => {
   await page.close();
 });
 
+/** The numbers of a numrow in the steps view (data-value of each cell). */
+const stepRow = (page, name) => page.evaluate((nm) => Array.from(
+  document.querySelectorAll(`#steps .numrow[data-name="${nm}"] .num`), (c) => Number(c.dataset.value),
+), name);
+
+test('page: steps view shows residual, LayerNorm (μ, σ²) and FFN numbers, pad queries and cross-attention', async () => {
+  const { page, rec } = await open('#text=one%20two%20three%20four%20five&token=1');
+  for (const name of ['residual1', 'norm1', 'ffHidden', 'ffOutput', 'residual2', 'norm2', 'layer-out']) {
+    assert.equal(await page.locator(`#steps [data-name="${name}"]`).count(), 1, `${name} shown`);
+  }
+  // residual1 = x + attention output, LayerNorm from μ and σ² gives norm1 (seeded γ = 1, β = 0)
+  const [a, b, r1] = [await stepRow(page, 'residual1-a'), await stepRow(page, 'residual1-b'), await stepRow(page, 'residual1')];
+  r1.forEach((v, c) => assert.ok(Math.abs(v - (a[c] + b[c])) < 1e-5, `residual1[${c}]`));
+  const stats = await page.locator('#steps [data-name="norm1-stats"]').evaluate((el) => ({ mu: Number(el.dataset.mu), v: Number(el.dataset.var) }));
+  const n1 = await stepRow(page, 'norm1');
+  r1.forEach((x, c) => assert.ok(Math.abs((x - stats.mu) / Math.sqrt(stats.v + 1e-5) - n1[c]) < 1e-4, `norm1[${c}]`));
+  assert.deepEqual(await stepRow(page, 'norm2'), await stepRow(page, 'layer-out'), 'post-norm: norm2 is the layer output');
+  await page.locator('#steps [data-name="norm1-z"]').evaluate((el) => el.closest('.step').scrollIntoView());
+  await page.screenshot({ path: path.join(shots, 'desktop-steps-layernorm.png') });
+
+  // padding through the core's padTo: a pad query row has real numbers over the real keys
+  await after1(page, () => page.check('#padding'));
+  await page.selectOption('#steps .token-pick', '6');
+  await page.waitForSelector('#steps [data-name="pad-note"]');
+  const w = await stepRow(page, 'weights');
+  assert.equal(w.length, 8);
+  assert.ok(Math.abs(w.slice(0, 5).reduce((x, y) => x + y, 0) - 1) < 1e-5, 'pad query: weights over the real keys sum to 1');
+  assert.deepEqual(w.slice(5), [0, 0, 0], 'pad keys get weight 0');
+  assert.ok((await stepRow(page, 'layer-out')).every(Number.isFinite), 'pad row output is computed');
+  await page.locator('#steps [data-name="pad-note"]').evaluate((el) => el.scrollIntoView());
+  await page.screenshot({ path: path.join(shots, 'desktop-steps-pad.png') });
+  clean(rec);
+  await page.close();
+
+  // encoder–decoder, pre-norm: the target token's q against the source keys, then residual3/norm3
+  const { page: ed, rec: rec2 } = await open('#arch=encoder-decoder&normFirst=1&token=2');
+  for (const name of ['cross-q', 'cross-weights', 'cross-attn-out', 'norm1', 'residual2', 'norm2', 'residual3', 'norm3', 'ffOutput']) {
+    assert.equal(await ed.locator(`#steps [data-name="${name}"]`).count(), 1, `${name} shown`);
+  }
+  const cw = await stepRow(ed, 'cross-weights');
+  assert.equal(cw.length, await ed.evaluate(() => document.querySelectorAll('#steps .numrow[data-name="cross-dots"] .num').length));
+  assert.ok(Math.abs(cw.reduce((x, y) => x + y, 0) - 1) < 1e-5);
+  assert.deepEqual(await stepRow(ed, 'residual3'), await stepRow(ed, 'layer-out'), 'pre-norm: residual3 is the layer output');
+  await ed.locator('#steps [data-name="cross-weights"]').evaluate((el) => el.closest('.step').scrollIntoView());
+  await ed.screenshot({ path: path.join(shots, 'desktop-steps-cross.png') });
+  clean(rec2);
+  await ed.close();
+});
+
 test('page: encoder–decoder shows the cross-attention alignments', async () => {
   const { page, rec } = await open('#arch=encoder-decoder');
   assert.equal(await page.evaluate(() => window.__attnscope.info.model), true, 'as.createModel exists');

@@ -145,6 +145,23 @@ TEST_CASE("transformerEncoderLayer: keep_trace pieces are consistent", "[model][
     for (int i = 0; i < n * d_model; ++i) CHECK(t.attn_residual[i] == x[i] + t.attn.output[i]);
     REQUIRE(t.ff_hidden.size() == static_cast<std::size_t>(n * d_ff));
     for (float h : t.ff_hidden) CHECK(h >= 0.0f);  // relu
+    // residual/norm pieces: post-norm norm1 = LN1(residual1), norm2 = output = LN2(norm1 + ffOutput);
+    // pre-norm norm1 = LN1(x) (attention input), norm2 = LN2(residual1) (FFN input), residual2 = output.
+    REQUIRE(t.norm1.size() == static_cast<std::size_t>(n * d_model));
+    REQUIRE(t.ff_output.size() == static_cast<std::size_t>(n * d_model));
+    REQUIRE(t.residual2.size() == static_cast<std::size_t>(n * d_model));
+    REQUIRE(t.norm2.size() == static_cast<std::size_t>(n * d_model));
+    const std::vector<float> ln1_in = norm_first ? x : t.attn_residual;
+    check_close(t.norm1, ref::layer_norm(ref::to_double(ln1_in), n, d_model, ref::to_double(ld.g1),
+                                         ref::to_double(ld.be1), 1e-5),
+                kAtol, kRtol, "norm1");
+    if (norm_first) {
+      CHECK(t.residual2 == t.output);
+      for (int i = 0; i < n * d_model; ++i) CHECK(t.residual2[i] == t.attn_residual[i] + t.ff_output[i]);
+    } else {
+      CHECK(t.norm2 == t.output);
+      for (int i = 0; i < n * d_model; ++i) CHECK(t.residual2[i] == t.norm1[i] + t.ff_output[i]);
+    }
   }
   CHECK(md::encoder_layer(ld.encoder(x, n, 2)).value().ff_hidden.empty());
 }
@@ -257,6 +274,13 @@ TEST_CASE("transformerDecoderLayer: causal self-weights, trace and a fully maske
   CHECK(o.cross_attn.weights == o.cross_weights);
   CHECK(o.cross_attn.k.size() == static_cast<std::size_t>(m * d_model));
   CHECK(o.ff_hidden.size() == static_cast<std::size_t>(n * d_ff));
+  // post-norm: residualK = previous norm + block output, normK its LayerNorm; norm3 is the output
+  REQUIRE(o.norm3 == o.output);
+  for (int i = 0; i < n * d_model; ++i) {
+    CHECK(o.residual1[i] == x[i] + o.self_attn.output[i]);
+    CHECK(o.residual2[i] == o.norm1[i] + o.cross_attn.output[i]);
+    CHECK(o.residual3[i] == o.norm2[i] + o.ff_output[i]);
+  }
   const ref::DecoderRef want = ref::decoder_layer(ref::to_double(x), ref::to_double(mem), n, m, d_model, 2, d_ff,
                                                   ld.params(), false, false, 1e-5, true, mmask);
   check_close(o.output, want.output, kAtol, kRtol, "decoder masked memory row");

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -300,7 +301,7 @@ TEST_CASE("pipeline: PyTorch fixtures, every layer output and attention weight",
     INFO(res.status().message);
     REQUIRE(res.ok());
     const RunTrace& r = res.value();
-    double worst = 0.0;
+    double worst = 0.0, worst_inter = 0.0;
     auto compare_side = [&](const attnscope::model::SideTrace& side, const nlohmann::json& e, const std::string& what) {
       attnscope::test::check_close(side.input, floats(e["input"]), atol, rtol, what + " input");
       REQUIRE(side.layers.size() == e["layers"].size());
@@ -315,6 +316,27 @@ TEST_CASE("pipeline: PyTorch fixtures, every layer output and attention weight",
           attnscope::test::check_close(L.cross.weights, floats(E["crossWeights"]), atol, rtol, at + " cross weights");
           worst = std::max(worst, max_abs(L.cross.weights, floats(E["crossWeights"])));
         }
+        // every intermediate of the trace vs the float64 recomputation of the layer's forward
+        const std::vector<std::pair<const char*, const std::vector<float>*>> parts = {
+            {"attnOutput", &L.attention.output}, {"crossOutput", &L.cross.output}, {"residual1", &L.residual1},
+            {"norm1", &L.norm1},     {"residual2", &L.residual2},     {"norm2", &L.norm2},
+            {"residual3", &L.residual3}, {"norm3", &L.norm3},         {"ffHidden", &L.ff_hidden},
+            {"ffOutput", &L.ff_output}};
+        int seen = 0;
+        for (const auto& [key, got] : parts) {
+          if (!E.contains(key)) {
+            CHECK(got->empty());
+            continue;
+          }
+          ++seen;
+          const std::vector<float> want = floats(E[key]);
+          REQUIRE(got->size() == want.size());
+          attnscope::test::check_close(*got, want, atol, rtol, at + " " + key);
+          worst_inter = std::max(worst_inter, max_abs(*got, want));
+        }
+        CHECK(seen == (L.has_cross ? 10 : 7));
+        CHECK(L.attention.scale == Approx(E["scale"].get<double>()).epsilon(1e-7));
+        if (L.has_cross) CHECK(L.cross.scale == L.attention.scale);
       }
       attnscope::test::check_close(side.output, floats(e["output"]), atol, rtol, what + " output");
     };
@@ -324,6 +346,203 @@ TEST_CASE("pipeline: PyTorch fixtures, every layer output and attention weight",
     std::vector<std::string> want_tokens = e["next"]["tokens"];
     CHECK(r.next.tokens == want_tokens);
     attnscope::test::check_close(r.next.probs, floats(e["next"]["probs"]), 1e-5, 1e-4, "next probs");
-    std::printf("pipeline fixture %s: max abs error vs PyTorch %.3g\n", name, worst);
+    std::printf("pipeline fixture %s: max abs error vs PyTorch %.3g, intermediates %.3g\n", name, worst, worst_inter);
+
+    // padded run (padTo): every row, pad rows included, vs the float64 recomputation with key-padding masks
+    const auto& p = j["padded"];
+    const int pad_to = p["padTo"];
+    auto padded = c.architecture == Architecture::kEncoderDecoder
+                      ? t->run(j["source"].get<std::string>(), j["target"].get<std::string>(), TraceLevel::kFull, pad_to)
+                      : t->run(j["text"].get<std::string>(), TraceLevel::kFull, pad_to);
+    REQUIRE(padded.ok());
+    double worst_pad = 0.0;
+    auto compare_padded = [&](const attnscope::model::SideTrace& side, const nlohmann::json& e, const std::string& what) {
+      REQUIRE(side.n == pad_to);
+      for (std::size_t i = 0; i < side.layers.size(); ++i) {
+        const auto& L = side.layers[i];
+        const auto& E = e["layers"][i];
+        const std::string at = std::string(name) + " padded " + what + " layer " + std::to_string(i);
+        attnscope::test::check_close(L.output, floats(E["output"]), atol, rtol, at + " output");
+        attnscope::test::check_close(L.attention.weights, floats(E["weights"]), atol, rtol, at + " weights");
+        worst_pad = std::max({worst_pad, max_abs(L.output, floats(E["output"])), max_abs(L.attention.weights, floats(E["weights"]))});
+        if (E.contains("crossWeights")) {
+          attnscope::test::check_close(L.cross.weights, floats(E["crossWeights"]), atol, rtol, at + " cross weights");
+          worst_pad = std::max(worst_pad, max_abs(L.cross.weights, floats(E["crossWeights"])));
+        }
+      }
+      attnscope::test::check_close(side.output, floats(e["output"]), atol, rtol, what + " padded output");
+    };
+    if (padded.value().has_source) compare_padded(padded.value().source, p["source"], "source");
+    compare_padded(padded.value().main, p, "main");
+    std::printf("pipeline fixture %s padded to %d: max abs error vs PyTorch-derived reference %.3g\n", name, pad_to,
+                worst_pad);
+  }
+}
+
+namespace {
+
+// Real rows [0, n_real) of a padded [N, w] tensor equal the unpadded [n_real, w] tensor bit for bit.
+void check_real_rows(const std::vector<float>& padded, const std::vector<float>& plain, int n_real, int N,
+                     const std::string& what) {
+  INFO(what);
+  REQUIRE(padded.size() % static_cast<std::size_t>(N) == 0);
+  const std::size_t w = padded.size() / static_cast<std::size_t>(N);
+  REQUIRE(plain.size() == w * static_cast<std::size_t>(n_real));
+  CHECK(std::vector<float>(padded.begin(), padded.begin() + static_cast<std::ptrdiff_t>(w * n_real)) == plain);
+}
+
+// [H, nq, nk] padded scores/weights: real (query, key) cells equal the plain [H, nq_real, nk_real] ones, pad key
+// columns are -inf (scores) / 0 (weights) for every query row.
+void check_square(const std::vector<float>& padded, const std::vector<float>& plain, int nq, int nk, int nq_real,
+                  int nk_real, bool scores, const std::string& what) {
+  INFO(what);
+  const int H = static_cast<int>(padded.size() / (static_cast<std::size_t>(nq) * nk));
+  REQUIRE(plain.size() == static_cast<std::size_t>(H) * nq_real * nk_real);
+  for (int h = 0; h < H; ++h) {
+    for (int i = 0; i < nq; ++i) {
+      for (int j = 0; j < nk; ++j) {
+        const float v = padded[(static_cast<std::size_t>(h) * nq + i) * nk + j];
+        if (j >= nk_real) {
+          if (scores) {
+            CHECK(v == -std::numeric_limits<float>::infinity());
+          } else {
+            CHECK(v == 0.0f);
+          }
+        } else if (i < nq_real) {
+          CHECK(v == plain[(static_cast<std::size_t>(h) * nq_real + i) * nk_real + j]);
+        }
+      }
+    }
+  }
+}
+
+void check_side_padding(const attnscope::model::SideTrace& p, const attnscope::model::SideTrace& u,
+                        const attnscope::model::SideTrace* pm, const attnscope::model::SideTrace* um, int N) {
+  REQUIRE(p.n == N);
+  REQUIRE(p.n_real == u.n);
+  const int r = u.n;
+  for (int i = r; i < N; ++i) {
+    CHECK(p.tokens[static_cast<std::size_t>(i)] == "<pad>");
+    CHECK(p.ids[static_cast<std::size_t>(i)] == -1);
+  }
+  check_real_rows(p.input, u.input, r, N, "input");
+  for (std::size_t c = static_cast<std::size_t>(r) * (p.embeddings.size() / N); c < p.embeddings.size(); ++c)
+    CHECK(p.embeddings[c] == 0.0f);
+  for (std::size_t li = 0; li < u.layers.size(); ++li) {
+    const auto &P = p.layers[li], &U = u.layers[li];
+    const std::string at = "layer " + std::to_string(li);
+    check_real_rows(P.output, U.output, r, N, at + " output");
+    check_real_rows(P.attention.output, U.attention.output, r, N, at + " attention output");
+    check_square(P.attention.scores, U.attention.scores, N, N, r, r, true, at + " scores");
+    check_square(P.attention.weights, U.attention.weights, N, N, r, r, false, at + " weights");
+    for (float v : P.output) CHECK(std::isfinite(v));  // pad query rows are computed over the real keys
+    if (U.kind != attnscope::model::LayerKind::kSimple) {
+      check_real_rows(P.residual1, U.residual1, r, N, at + " residual1");
+      check_real_rows(P.norm2, U.norm2, r, N, at + " norm2");
+      check_real_rows(P.ff_output, U.ff_output, r, N, at + " ffOutput");
+    }
+    if (U.has_cross) {
+      check_square(P.cross.weights, U.cross.weights, N, pm->n, r, um->n, false, at + " cross weights");
+      check_square(P.cross.scores, U.cross.scores, N, pm->n, r, um->n, true, at + " cross scores");
+    }
+  }
+  check_real_rows(p.output, u.output, r, N, "output");
+}
+
+}  // namespace
+
+TEST_CASE("pipeline: padTo appends <pad> keys that no query sees; real rows are the unpadded run's",
+          "[model][pipeline][padding]") {
+  for (auto arch : {Architecture::kEncoder, Architecture::kDecoder, Architecture::kEncoderDecoder}) {
+    for (bool norm_first : {false, true}) {
+      ModelConfig c;
+      c.architecture = arch;
+      c.norm_first = norm_first;
+      c.num_heads = 4;
+      auto t = make(c);
+      const bool ed = arch == Architecture::kEncoderDecoder;
+      auto u = ed ? t->run("the quick brown fox", "le renard", TraceLevel::kFull)
+                  : t->run("the quick brown fox", TraceLevel::kFull);
+      for (int N : {4, 5, 11}) {
+        auto p = ed ? t->run("the quick brown fox", "le renard", TraceLevel::kFull, N)
+                    : t->run("the quick brown fox", TraceLevel::kFull, N);
+        REQUIRE(u.ok());
+        REQUIRE(p.ok());
+        INFO("arch " << static_cast<int>(arch) << " norm_first " << norm_first << " padTo " << N);
+        if (ed) check_side_padding(p.value().source, u.value().source, nullptr, nullptr, N);
+        check_side_padding(p.value().main, u.value().main, ed ? &p.value().source : nullptr,
+                           ed ? &u.value().source : nullptr, N);
+        CHECK(p.value().next.ids == u.value().next.ids);
+        CHECK(p.value().next.probs == u.value().next.probs);
+      }
+    }
+  }
+  // the simple first layer, offsets of pads, errors
+  ModelConfig c = classic_config();
+  c.num_layers = 2;
+  c.num_heads = 1;
+  auto t = make(c);
+  const RunTrace u = run(*t, "Your journey starts with one step");
+  auto p = t->run("Your journey starts with one step", TraceLevel::kFull, 8);
+  REQUIRE(p.ok());
+  check_side_padding(p.value().main, u.main, nullptr, nullptr, 8);
+  CHECK(p.value().main.offsets[12] == 33);
+  CHECK(p.value().main.offsets[15] == 33);
+  CHECK(p.value().main.layers[0].attention.scale == 1.0);
+  auto bad = t->run("Your journey starts", TraceLevel::kFull, 2);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message == "run: padTo (2) must be at least the number of tokens of the text (3)");
+  CHECK(bad.status().argument == "padTo");
+  c = ModelConfig();
+  c.max_tokens = 6;
+  auto small = make(c);
+  bad = small->run("a b", TraceLevel::kFull, 7);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message == "run: padTo (7) must be at most maxTokens (6)");
+}
+
+TEST_CASE("pipeline: full trace residual/norm tensors follow post-norm and pre-norm order", "[model][pipeline]") {
+  for (auto arch : {Architecture::kEncoder, Architecture::kEncoderDecoder}) {
+    for (bool norm_first : {false, true}) {
+      ModelConfig c;
+      c.architecture = arch;
+      c.norm_first = norm_first;
+      auto t = make(c);
+      const RunTrace r = arch == Architecture::kEncoderDecoder ? t->run("a b c", "x y", TraceLevel::kFull).value()
+                                                               : run(*t, "a b c");
+      const int hd = c.d_model / c.num_heads;
+      for (const auto& L : r.main.layers) {
+        const std::size_t nd = static_cast<std::size_t>(r.main.n) * c.d_model;
+        CHECK(L.attention.scale == static_cast<double>(static_cast<float>(1.0 / std::sqrt(double(hd)))));
+        REQUIRE(L.residual1.size() == nd);
+        REQUIRE(L.ff_output.size() == nd);
+        // residual1 = x + attention output
+        for (std::size_t i = 0; i < nd; ++i) CHECK(L.residual1[i] == L.input[i] + L.attention.output[i]);
+        const std::vector<float>& last_res = L.has_cross ? L.residual3 : L.residual2;
+        const std::vector<float>& last_norm = L.has_cross ? L.norm3 : L.norm2;
+        const std::vector<float>& ff_in_res = L.has_cross ? L.residual2 : L.residual1;
+        const std::vector<float>& ff_in_norm = L.has_cross ? L.norm2 : L.norm1;
+        if (norm_first) {
+          CHECK(last_res == L.output);
+          for (std::size_t i = 0; i < nd; ++i) CHECK(last_res[i] == ff_in_res[i] + L.ff_output[i]);
+        } else {
+          CHECK(last_norm == L.output);
+          for (std::size_t i = 0; i < nd; ++i) CHECK(last_res[i] == ff_in_norm[i] + L.ff_output[i]);
+        }
+        if (L.has_cross) {
+          for (std::size_t i = 0; i < nd; ++i)
+            CHECK(L.residual2[i] == (norm_first ? L.residual1[i] : L.norm1[i]) + L.cross.output[i]);
+        }
+      }
+      auto w = arch == Architecture::kEncoderDecoder ? t->run("a b c", "x y", TraceLevel::kWeights)
+                                                     : t->run("a b c", TraceLevel::kWeights);
+      REQUIRE(w.ok());
+      for (const auto& L : w.value().main.layers) {
+        CHECK(L.residual1.empty());
+        CHECK(L.norm2.empty());
+        CHECK(L.ff_output.empty());
+        CHECK(L.attention.scale == 0.0);
+      }
+    }
   }
 }

@@ -118,6 +118,109 @@ test('run: trace levels keep less and compute the same', () => {
   model.delete();
 });
 
+test('run: full trace has residual/LayerNorm/FFN tensors in post-norm and pre-norm order, and the scale', () => {
+  for (const normFirst of [false, true]) {
+    for (const architecture of ['encoder', 'encoder-decoder']) {
+      const model = as.createModel({ architecture, normFirst, dModel: 8, numHeads: 2 });
+      const r = model.run(architecture === 'encoder' ? 'a b c' : { source: 'a b c', target: 'x y' });
+      const nd = r.n * r.dModel;
+      for (const L of r.layers) {
+        const cross = architecture === 'encoder-decoder';
+        const names = cross ? ['residual1', 'norm1', 'residual2', 'norm2', 'residual3', 'norm3', 'ffOutput'] : ['residual1', 'norm1', 'residual2', 'norm2', 'ffOutput'];
+        for (const k of names) assert.equal(L[k].length, nd, k);
+        if (!cross) assert.equal(L.residual3, undefined);
+        assert.equal(L.attention.scale, Math.fround(1 / Math.sqrt(r.headDim)));
+        for (let i = 0; i < nd; i++) assert.equal(L.residual1[i], Math.fround(L.input[i] + L.attention.output[i]));
+        const last = cross ? [L.residual3, L.norm3] : [L.residual2, L.norm2];
+        assert.deepEqual(normFirst ? last[0] : last[1], L.output);
+        // LayerNorm of one row by hand: mean, biased variance, (x − μ)/√(σ² + ε) (gamma 1, beta 0 when seeded)
+        const src = normFirst ? L.input : L.residual1;
+        const row = Array.from(src.subarray(0, r.dModel));
+        const mu = row.reduce((a, b) => a + b, 0) / row.length;
+        const v = row.reduce((a, b) => a + (b - mu) ** 2, 0) / row.length;
+        row.forEach((x, c) => assert.ok(Math.abs((x - mu) / Math.sqrt(v + 1e-5) - L.norm1[c]) < 1e-5));
+      }
+      const w = model.run(architecture === 'encoder' ? 'a b c' : { source: 'a b c', target: 'x y' }, { trace: 'weights' });
+      assert.equal(w.layers[0].residual1, undefined);
+      assert.equal(w.layers[0].ffOutput, undefined);
+      model.delete();
+    }
+  }
+  const simple = as.createModel({ attention: 'simple', numLayers: 1, dModel: 3, positional: 'none', embeddings: CLASSIC });
+  const s = simple.run('Your journey starts');
+  assert.equal(s.layers[0].attention.scale, 1);
+  assert.equal(s.layers[0].residual1, undefined);
+  simple.delete();
+});
+
+test('run: padTo adds <pad> keys that no query sees; real rows equal the unpadded run', () => {
+  const realRows = (padded, plain, nReal, N, what) => {
+    const w = padded.length / N;
+    assert.equal(plain.length, nReal * w, what);
+    assert.deepEqual(padded.subarray(0, nReal * w), plain, what);
+  };
+  const square = (padded, plain, nq, nk, nqReal, nkReal, masked, what) => {
+    const H = padded.length / (nq * nk);
+    for (let h = 0; h < H; h++) {
+      for (let i = 0; i < nq; i++) {
+        for (let j = 0; j < nk; j++) {
+          const v = padded[(h * nq + i) * nk + j];
+          if (j >= nkReal) assert.equal(v, masked, `${what} [${h},${i},${j}]`);
+          else if (i < nqReal) assert.equal(v, plain[(h * nqReal + i) * nkReal + j], `${what} [${h},${i},${j}]`);
+        }
+      }
+    }
+  };
+  const sideCheck = (p, u, N, pm, um) => {
+    assert.equal(p.n, N);
+    assert.equal(p.nReal, u.n);
+    assert.equal(u.nReal, u.n);
+    assert.deepEqual(p.tokens, [...u.tokens, ...Array(N - u.n).fill('<pad>')]);
+    assert.deepEqual(Array.from(p.ids.subarray(u.n)), Array(N - u.n).fill(-1));
+    assert.ok(p.embeddings.subarray(u.n * p.embeddings.length / N).every((x) => x === 0));
+    realRows(p.input, u.input, u.n, N, 'input');
+    p.layers.forEach((L, li) => {
+      const U = u.layers[li];
+      for (const k of ['output', 'residual1', 'norm1', 'residual2', 'norm2', 'ffHidden', 'ffOutput']) {
+        if (U[k]) realRows(L[k], U[k], u.n, N, `layer ${li} ${k}`);
+      }
+      realRows(L.attention.output, U.attention.output, u.n, N, `layer ${li} attention output`);
+      square(L.attention.scores, U.attention.scores, N, N, u.n, u.n, -Infinity, `layer ${li} scores`);
+      square(L.attention.weights, U.attention.weights, N, N, u.n, u.n, 0, `layer ${li} weights`);
+      assert.ok(L.output.every(Number.isFinite), 'pad query rows are computed');
+      if (L.cross) {
+        square(L.cross.scores, U.cross.scores, N, pm.n, u.n, um.n, -Infinity, `layer ${li} cross scores`);
+        square(L.cross.weights, U.cross.weights, N, pm.n, u.n, um.n, 0, `layer ${li} cross weights`);
+      }
+    });
+    realRows(p.output, u.output, u.n, N, 'output');
+  };
+  for (const architecture of ['encoder', 'decoder', 'encoder-decoder']) {
+    for (const normFirst of [false, true]) {
+      const model = as.createModel({ architecture, normFirst, numHeads: 4 });
+      const input = architecture === 'encoder-decoder' ? { source: 'the quick brown fox', target: 'le renard' } : 'the quick brown fox';
+      const u = model.run(input);
+      for (const N of [4, 5, 13]) {
+        const p = model.run(input, { padTo: N });
+        if (p.source) sideCheck(p.source, u.source, N);
+        sideCheck(p, u, N, p.source, u.source);
+        assert.deepEqual(p.next, u.next);
+      }
+      model.delete();
+    }
+  }
+  const simple = as.createModel({ attention: 'simple', numLayers: 2, numHeads: 1, dModel: 3, positional: 'none', embeddings: CLASSIC });
+  const text = 'Your journey starts with one step';
+  const p = simple.run(text, { padTo: 8 });
+  sideCheck(p, simple.run(text), 8);
+  assert.deepEqual(Array.from(p.offsets.subarray(12)), [33, 33, 33, 33]);
+  throwsExactly(() => simple.run('Your journey starts', { padTo: 2 }), RangeError,
+    'run: padTo (2) must be at least the number of tokens of the text (3)');
+  throwsExactly(() => simple.run('Your', { padTo: 1.5 }), RangeError, 'run: padTo (1.5) must be a positive integer');
+  throwsExactly(() => simple.run('Your', { padTo: '4' }), TypeError, 'run: padTo must be a number, got string');
+  simple.delete();
+});
+
 test('createModel: BPE tokenizer config, vocab-entry embeddings and next token over all ids', () => {
   // A 259-entry byte-level vocabulary: the 256 GPT-2 byte tokens plus "at", "Ġc", "Ġcat".
   const bs = [];
@@ -152,6 +255,7 @@ test('createModel: PyTorch fixtures (2-layer encoder-decoder, encoder, decoder),
     const model = as.createModel({ ...fx.config, embeddings: fx.embeddings, weights });
     const r = model.run(fx.config.architecture === 'encoder-decoder' ? { source: fx.source, target: fx.target } : fx.text);
     let worst = 0;
+    let worstInter = 0;
     const side = (got, want, what) => {
       worst = Math.max(worst, maxAbsErr(got.input, want.input, `${name} ${what} input`, fx.tolerance));
       assert.equal(got.layers.length, want.layers.length);
@@ -161,6 +265,16 @@ test('createModel: PyTorch fixtures (2-layer encoder-decoder, encoder, decoder),
         worst = Math.max(worst, maxAbsErr(L.output, W.output, `${at} output`, fx.tolerance));
         worst = Math.max(worst, maxAbsErr(L.attention.weights, W.weights, `${at} weights`, fx.tolerance));
         if (W.crossWeights) worst = Math.max(worst, maxAbsErr(L.cross.weights, W.crossWeights, `${at} cross`, fx.tolerance));
+        // every intermediate vs the float64 recomputation of the layer's forward (generate.py)
+        const got = { ...L, attnOutput: L.attention.output, crossOutput: L.cross?.output };
+        for (const key of ['attnOutput', 'crossOutput', 'residual1', 'norm1', 'residual2', 'norm2', 'residual3', 'norm3', 'ffHidden', 'ffOutput']) {
+          if (W[key] === undefined) {
+            assert.equal(got[key], undefined, `${at} ${key}`);
+          } else {
+            worstInter = Math.max(worstInter, maxAbsErr(got[key], W[key], `${at} ${key}`, fx.tolerance));
+          }
+        }
+        assert.ok(Math.abs(L.attention.scale - W.scale) < 1e-7, `${at} scale ${L.attention.scale}`);
       });
       worst = Math.max(worst, maxAbsErr(got.output, want.output, `${name} ${what} output`, fx.tolerance));
     };
@@ -168,7 +282,25 @@ test('createModel: PyTorch fixtures (2-layer encoder-decoder, encoder, decoder),
     side(r, fx.expected, 'main');
     assert.deepEqual(r.next.tokens, fx.expected.next.tokens);
     maxAbsErr(r.next.probs, fx.expected.next.probs, `${name} next`, fx.tolerance);
-    t.diagnostic(`${name}: max abs error vs PyTorch ${worst.toExponential(2)} (torch ${fx.torch})`);
+    t.diagnostic(`${name}: max abs error vs PyTorch ${worst.toExponential(2)}, intermediates ${worstInter.toExponential(2)} (torch ${fx.torch})`);
+    // the padded run (padTo) vs the float64 recomputation with key-padding masks, pad rows included
+    const P = fx.padded;
+    const p = model.run(fx.config.architecture === 'encoder-decoder' ? { source: fx.source, target: fx.target } : fx.text, { padTo: P.padTo });
+    let worstPad = 0;
+    const padded = (got, want, what) => {
+      assert.equal(got.n, P.padTo);
+      got.layers.forEach((L, i) => {
+        const W = want.layers[i];
+        const at = `${name} padded ${what} layer ${i}`;
+        worstPad = Math.max(worstPad, maxAbsErr(L.output, W.output, `${at} output`, fx.tolerance));
+        worstPad = Math.max(worstPad, maxAbsErr(L.attention.weights, W.weights, `${at} weights`, fx.tolerance));
+        if (W.crossWeights) worstPad = Math.max(worstPad, maxAbsErr(L.cross.weights, W.crossWeights, `${at} cross`, fx.tolerance));
+      });
+      maxAbsErr(got.output, want.output, `${name} padded ${what} output`, fx.tolerance);
+    };
+    if (P.source) padded(p.source, P.source, 'source');
+    padded(p, P, 'main');
+    t.diagnostic(`${name} padded to ${P.padTo}: max abs error ${worstPad.toExponential(2)}`);
     model.delete();
   }
 });

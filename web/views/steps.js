@@ -1,8 +1,10 @@
 // Step-by-step view (layer: web): for one query token i, one head h, one layer, the attention math in
 // the order the core computes it — q_i, K, q_i·k_j, ÷√dₖ, mask, softmax (max, x − max, exp, Σ, ÷Σ),
-// weights × V, concat and ×W_O, then residual + LayerNorm + FFN. The scores, weights and outputs are
-// the module's numbers from the trace; the in-between rows (dot products, exp) are recomputed here only
-// to show the arithmetic, and the view shows that they lead to the module's result.
+// weights × V, concat and ×W_O, then each sub-block's residual sum and LayerNorm (μ, σ², (x−μ)/√(σ²+ε),
+// ·γ+β) in post- or pre-norm order, the FFN (hidden, output) and, for encoder–decoder decoder layers, the
+// cross-attention (the target token's q against the source keys). The scale, scores, weights, residuals,
+// norms and FFN tensors are the module's numbers from the trace; the in-between rows (dot products, exp,
+// μ, σ², the normalized row) are recomputed here only to show the arithmetic.
 import { h, fmt, tokenLabel } from '../dom.js';
 import * as colors from '../colors.js';
 import { heatmap } from './heatmap.js';
@@ -45,34 +47,28 @@ function step(num, title, formula, ...content) {
     ...content);
 }
 
-/** stepsView({ trace, layer, head, token, width, onSelect, cross? }) → HTMLElement */
-export function stepsView(o) {
-  const { trace, width } = o;
-  const L = trace.layers[o.layer];
-  const A = L.attention;
-  const n = trace.n;
-  const i = Math.min(o.token, n - 1);
-  const H = A.weights.length / (n * n);
-  const hd = A.q.length / n / H;
-  const d = A.q.length / n;
-  const hh = Math.min(o.head, H - 1);
-  const simple = L.kind === 'simple';
+/**
+ * The attention steps for query row i of attention trace A (nq query rows, nk keys labelled kTokens):
+ * q, K, q·k, scale, mask, softmax, × V, concat, × W_O. Appends to `body`; returns the next step number.
+ */
+function attentionSteps(body, k, o) {
+  const { A, i, hh, H, d, nk, qTokens, kTokens, simple, vw, prefix = '', kName = 'key', qFrom = 'x_i', kFrom = 'X' } = o;
+  const hd = d / H;
   const scale = A.scale ?? (simple ? 1 : 1 / Math.sqrt(hd));
-  const toks = trace.tokens;
   const qi = row(A.q, i, d).subarray(hh * hd, (hh + 1) * hd);
-  const K = new Float32Array(n * hd);
-  const V = new Float32Array(n * hd);
-  for (let j = 0; j < n; j++) {
+  const K = new Float32Array(nk * hd);
+  const V = new Float32Array(nk * hd);
+  for (let j = 0; j < nk; j++) {
     K.set(row(A.k, j, d).subarray(hh * hd, (hh + 1) * hd), j * hd);
     V.set(row(A.v, j, d).subarray(hh * hd, (hh + 1) * hd), j * hd);
   }
-  const dots = Array.from({ length: n }, (_, j) => {
+  const dots = Array.from({ length: nk }, (_, j) => {
     let acc = 0;
     for (let c = 0; c < hd; c++) acc += qi[c] * K[j * hd + c];
     return acc;
   });
-  const scores = row(A.scores, hh * n + i, n);
-  const weights = row(A.weights, hh * n + i, n);
+  const scores = row(A.scores, hh * (A.scores.length / (H * nk)) + i, nk);
+  const weights = row(A.weights, hh * (A.weights.length / (H * nk)) + i, nk);
   const blocked = Array.from(scores, (v) => v === -Infinity);
   const finite = Array.from(scores).filter(Number.isFinite);
   const mx = finite.length ? Math.max(...finite) : 0;
@@ -80,7 +76,77 @@ export function stepsView(o) {
   const exps = shifted.map((v) => (Number.isFinite(v) ? Math.exp(v) : 0));
   const sum = exps.reduce((a, b) => a + b, 0);
   const headOut = row(A.concat, i, d).subarray(hh * hd, (hh + 1) * hd);
+  const self = qTokens === kTokens;
+  const emph = self ? i : undefined;
+  const n = (name) => `${prefix}${name}`;
+
+  body.append(step(k++, `${prefix ? 'cross: ' : ''}q for “${tokenLabel(qTokens[i], 24)}”`, simple ? 'q_i = x_i (no W_Q in the simple version)' : `q_i = ${qFrom} · W_Q, columns ${hh * hd}…${(hh + 1) * hd - 1} (head ${hh + 1})`, vec(qi, n('q'), vw)));
+  body.append(step(k++, prefix ? 'every source key k_j' : 'every key k_j', simple ? 'K = X' : `K = ${kFrom} · W_K (this head's columns)`, heatmap({
+    values: K, rows: nk, cols: hd, map: colors.signed, rowLabels: kTokens, rowName: kName, colName: 'dim',
+    width: vw, cellMax: 20, heightMax: 360, legend: false, dataset: { name: n('K') },
+  })));
+  body.append(step(k++, 'dot products', 'q_i · k_j for every key j', numRow({ labels: kTokens, values: dots, name: n('dots'), emphasize: emph })));
+  body.append(step(k++, simple ? 'no scaling' : `÷ √dₖ = ÷ √${hd} = × ${fmt(scale, 6)}`, `scores_ij = q_i · k_j × scale (scale = ${fmt(scale, 6)} from the module's trace)`,
+    numRow({ labels: kTokens, values: Array.from(scores, (v, j) => (blocked[j] ? dots[j] * scale : v)), name: n('scaled'), emphasize: emph })));
+  const nBlocked = blocked.filter(Boolean).length;
+  body.append(step(k++, 'mask', nBlocked ? `${nBlocked} blocked key(s) become −∞ (causal: j > i; padding: <pad> keys)` : 'no key is blocked for this query',
+    numRow({ labels: kTokens, values: Array.from(scores), name: n('masked'), emphasize: emph })));
+  body.append(step(k++, 'softmax', `max = ${fmt(mx)}; subtract it so exp never overflows, then exp, sum (Σ = ${fmt(sum)}), divide`,
+    h('div', { class: 'sub', text: 'x − max' }), numRow({ labels: kTokens, values: shifted, name: n('shifted') }),
+    h('div', { class: 'sub', text: 'exp(x − max)' }), numRow({ labels: kTokens, values: exps, map: colors.magnitude, domain: [0, 1], name: n('exp') }),
+    h('div', { class: 'sub', text: `÷ ${fmt(sum)} = attention weights (module), Σ = ${fmt(weights.reduce((a, b) => a + b, 0))}` }),
+    numRow({ labels: kTokens, values: Array.from(weights), map: colors.weights, domain: [0, 1], name: n('weights') })));
+  body.append(step(k++, 'weights × V', simple ? 'context_i = Σ_j w_ij · x_j' : 'head output = Σ_j w_ij · v_j', heatmap({
+    values: V, rows: nk, cols: hd, map: colors.signed, rowLabels: kTokens, rowName: prefix ? 'source value' : 'value', colName: 'dim',
+    width: vw, cellMax: 20, heightMax: 360, legend: false, title: 'V (this head)', dataset: { name: n('V') },
+  }), h('div', { class: 'sub', text: '= head output' }), vec(headOut, n('head-out'), vw)));
+  if (!simple && H > 1) {
+    body.append(step(k++, 'concat heads', `[head 1 | … | head ${H}], ${H} × ${hd} = ${d} numbers`, vec(row(A.concat, i, d), n('concat'), vw)));
+  }
+  if (!simple && A.output !== A.concat) {
+    body.append(step(k++, '× W_O', `${prefix ? 'cross-' : ''}attention output = concat · W_O + b_O`, vec(row(A.output, i, d), n('attn-out'), vw)));
+  }
+  return k;
+}
+
+/** LayerNorm of one row, shown with its mean and variance; `out` is the module's normK row. */
+function layerNormStep(num, name, title, src, out, eps, vw, srcLabel = 'x') {
+  const x = Array.from(src);
+  const mu = x.reduce((a, b) => a + b, 0) / x.length;
+  const v = x.reduce((a, b) => a + (b - mu) ** 2, 0) / x.length;
+  const z = Float32Array.from(x, (t) => (t - mu) / Math.sqrt(v + eps));
+  return step(num, title, `LN(x) = (x − μ) / √(σ² + ε) · γ + β, ε = ${eps}`,
+    h('div', { class: 'sub', text: `x = ${srcLabel}` }), vec(src, `${name}-in`, vw),
+    h('p', { class: 'formula', dataset: { name: `${name}-stats`, mu: String(mu), var: String(v) }, text: `μ = ${fmt(mu, 6)} · σ² = ${fmt(v, 6)} (biased) · √(σ² + ε) = ${fmt(Math.sqrt(v + eps), 6)}` }),
+    h('div', { class: 'sub', text: '(x − μ) / √(σ² + ε)' }), vec(z, `${name}-z`, vw),
+    h('div', { class: 'sub', text: `· γ + β = ${name} (module)` }), vec(out, name, vw));
+}
+
+function residualStep(num, title, formula, a, aLabel, b, bLabel, sum, name, vw) {
+  return step(num, title, formula,
+    h('div', { class: 'sub', text: aLabel }), vec(a, `${name}-a`, vw),
+    h('div', { class: 'sub', text: `+ ${bLabel}` }), vec(b, `${name}-b`, vw),
+    h('div', { class: 'sub', text: `= ${name} (module)` }), vec(sum, name, vw));
+}
+
+/** stepsView({ trace, layer, head, token, width, onSelect }) → HTMLElement */
+export function stepsView(o) {
+  const { trace, width } = o;
+  const L = trace.layers[o.layer];
+  const A = L.attention;
+  const n = trace.n;
+  const i = Math.min(o.token, n - 1);
+  const H = A.weights.length / (n * n);
+  const d = A.q.length / n;
+  const hd = d / H;
+  const hh = Math.min(o.head, H - 1);
+  const simple = L.kind === 'simple';
+  const toks = trace.tokens;
   const vw = Math.min(width, 640);
+  const eps = trace.eps ?? 1e-5;
+  const preNorm = !!(trace.normFirst ?? false);
+  const dm = trace.dModel;
+  const r = (a) => row(a, i, dm);
 
   const tokenPicker = h('select', { class: 'token-pick', 'aria-label': 'query token' });
   toks.forEach((t, j) => tokenPicker.append(h('option', { value: j, selected: j === i, text: `${j}: ${tokenLabel(t, 24)}` })));
@@ -89,50 +155,67 @@ export function stepsView(o) {
   const body = h('div', { class: 'view-body steps', dataset: { token: i, head: hh, layer: o.layer } });
   body.append(h('div', { class: 'steps-head' },
     h('label', {}, 'Query token ', tokenPicker),
-    h('span', { class: 'note', text: `layer ${o.layer + 1}, head ${hh + 1} of ${H} · dₖ = ${hd}${simple ? ' · simple attention: q = k = v = x, no weights' : ''}` })));
+    h('span', { class: 'note', text: `layer ${o.layer + 1}, head ${hh + 1} of ${H} · dₖ = ${hd}${simple ? ' · simple attention: q = k = v = x, no weights' : ` · ${preNorm ? 'pre-norm' : 'post-norm'}`}` })));
   if (trace.nReal != null && i >= trace.nReal) {
-    body.append(h('p', { class: 'note', text: `“${toks[i]}” is padding: as a query it is fully masked (all weights 0, output discarded), and as a key no real token can attend to it. Pick a real token.` }));
-    return body;
+    body.append(h('p', { class: 'note', dataset: { name: 'pad-note' }, text: `“${toks[i]}” is padding: as a key it is blocked for every query (−∞ score, weight 0), so no real token sees it; as a query its row is computed over the real keys, as PyTorch does, and the real tokens ignore it.` }));
   }
+  const full = !simple && L.residual1 && L.norm1;
   let k = 1;
-  body.append(step(k++, `q for “${tokenLabel(toks[i], 24)}”`, simple ? 'q_i = x_i (no W_Q in the simple version)' : `q_i = x_i · W_Q, columns ${hh * hd}…${(hh + 1) * hd - 1} (head ${hh + 1})`, vec(qi, 'q', vw)));
-  body.append(step(k++, 'every key k_j', simple ? 'K = X' : 'K = X · W_K (this head\'s columns)', heatmap({
-    values: K, rows: n, cols: hd, map: colors.signed, rowLabels: toks, rowName: 'key', colName: 'dim',
-    width: vw, cellMax: 20, heightMax: 360, legend: false, dataset: { name: 'K' },
-  })));
-  body.append(step(k++, 'dot products', 'q_i · k_j for every key j', numRow({ labels: toks, values: dots, name: 'dots', emphasize: i })));
-  body.append(step(k++, simple ? 'no scaling' : `÷ √dₖ = ÷ √${hd} = × ${fmt(scale)}`, 'scores_ij = q_i · k_j · scale (the module\'s scores)',
-    numRow({ labels: toks, values: Array.from(scores, (v, j) => (blocked[j] ? dots[j] * scale : v)), name: 'scaled', emphasize: i })));
-  const nBlocked = blocked.filter(Boolean).length;
-  body.append(step(k++, 'mask', nBlocked ? `${nBlocked} blocked key(s) become −∞ (causal: j > i; padding: <pad> keys)` : 'no key is blocked for this query',
-    numRow({ labels: toks, values: Array.from(scores), name: 'masked', emphasize: i })));
-  body.append(step(k++, 'softmax', `max = ${fmt(mx)}; subtract it so exp never overflows, then exp, sum (Σ = ${fmt(sum)}), divide`,
-    h('div', { class: 'sub', text: 'x − max' }), numRow({ labels: toks, values: shifted, name: 'shifted' }),
-    h('div', { class: 'sub', text: 'exp(x − max)' }), numRow({ labels: toks, values: exps, map: colors.magnitude, domain: [0, 1], name: 'exp' }),
-    h('div', { class: 'sub', text: `÷ ${fmt(sum)} = attention weights (module), Σ = ${fmt(weights.reduce((a, b) => a + b, 0))}` }),
-    numRow({ labels: toks, values: Array.from(weights), map: colors.weights, domain: [0, 1], name: 'weights' })));
-  body.append(step(k++, 'weights × V', simple ? 'context_i = Σ_j w_ij · x_j' : 'head output = Σ_j w_ij · v_j', heatmap({
-    values: V, rows: n, cols: hd, map: colors.signed, rowLabels: toks, rowName: 'value', colName: 'dim',
-    width: vw, cellMax: 20, heightMax: 360, legend: false, title: 'V (this head)', dataset: { name: 'V' },
-  }), h('div', { class: 'sub', text: '= head output' }), vec(headOut, 'head-out', vw)));
-  if (!simple && H > 1) {
-    body.append(step(k++, 'concat heads', `[head 1 | … | head ${H}], ${H} × ${hd} = ${d} numbers`, vec(row(A.concat, i, d), 'concat', vw)));
+  if (full && preNorm) {
+    body.append(layerNormStep(k++, 'norm1', 'LayerNorm 1 (pre-norm: attention reads norm1)', r(L.input), r(L.norm1), eps, vw, 'x_i (layer input)'));
   }
-  if (!simple && A.output !== A.concat) {
-    body.append(step(k++, '× W_O', 'attention output = concat · W_O', vec(row(A.output, i, d), 'attn-out', vw)));
-  }
-  if (L.ffHidden) {
-    const dm = trace.dModel;
-    const parts = [h('div', { class: 'sub', text: 'x_i (layer input)' }), vec(row(L.input, i, dm), 'x', vw)];
-    // the sum is shown for the reader (the trace has no separate residual tensor)
-    const res = Array.from(row(L.input, i, dm), (x, c) => x + A.output[i * dm + c]);
-    parts.push(h('div', { class: 'sub', text: 'x_i + attention output (the residual sum; LayerNorm follows in post-norm)' }), vec(Float32Array.from(res), 'residual1', vw));
-    if (L.norm1) parts.push(h('div', { class: 'sub', text: 'LayerNorm' }), vec(row(L.norm1, i, dm), 'norm1', vw));
-    const dFF = L.ffHidden.length / n;
-    parts.push(h('div', { class: 'sub', text: `FFN hidden, activation(x · W₁ + b₁), ${dFF} units` }), vec(row(L.ffHidden, i, dFF), 'ffHidden', vw));
-    if (L.ffOut) parts.push(h('div', { class: 'sub', text: 'FFN output, · W₂ + b₂' }), vec(row(L.ffOut, i, dm), 'ffOut', vw));
-    parts.push(h('div', { class: 'sub', text: '+ residual, LayerNorm = layer output' }), vec(row(L.output, i, dm), 'layer-out', vw));
-    body.append(step(k++, 'residual + LayerNorm + FFN', 'out = LN(h + FFN(h)), h = LN(x + attention(x)) (post-norm; pre-norm puts LN first)', ...parts));
-  }
+  k = attentionSteps(body, k, {
+    A, i, hh, H, d, nk: n, qTokens: toks, kTokens: toks, simple, vw, qFrom: full && preNorm ? 'norm1_i' : 'x_i', kFrom: full && preNorm ? 'norm1' : 'X',
+  });
+  if (!full) return body;
+
+  // Sub-blocks after self-attention: residual + LayerNorm, [cross-attention], FFN — in the layer's order.
+  const cross = L.cross && L.residual3 ? L.cross : null;
+  const blocks = cross ? ['attn', 'cross', 'ffn'] : ['attn', 'ffn'];
+  let prev = r(L.input);
+  let prevName = 'x_i (layer input)';
+  blocks.forEach((b, bi) => {
+    const K = bi + 1;
+    const res = r(L[`residual${K}`]);
+    const nrm = r(L[`norm${K}`]);
+    const last = bi === blocks.length - 1;
+    if (preNorm && bi > 0) {
+      const what = b === 'cross' ? 'cross-attention reads it' : 'the FFN reads it';
+      body.append(layerNormStep(k++, `norm${K}`, `LayerNorm ${K} (pre-norm: ${what})`, prev, nrm, eps, vw, prevName));
+    }
+    let out;
+    let outName;
+    if (b === 'attn') {
+      out = r(A.output);
+      outName = 'attention output';
+    } else if (b === 'cross') {
+      const S = trace.source;
+      body.append(h('h4', { class: 'steps-sub', text: `Cross-attention: “${tokenLabel(toks[i], 24)}” against the ${S ? S.n : ''} source tokens` }));
+      k = attentionSteps(body, k, {
+        A: cross, i, hh, H, d: dm, nk: cross.k.length / dm, qTokens: toks, kTokens: S ? S.tokens : toks, simple: false, vw, prefix: 'cross-', kName: 'source key',
+        qFrom: preNorm ? 'norm2_i' : 'norm1_i', kFrom: 'encoder output',
+      });
+      out = r(cross.output);
+      outName = 'cross-attention output';
+    } else {
+      const dFF = L.ffHidden.length / n;
+      const inName = preNorm ? `norm${K}` : `norm${K - 1}`;
+      body.append(step(k++, 'FFN hidden', `h = activation(${inName} · W₁ + b₁), ${dFF} units`, vec(row(L.ffHidden, i, dFF), 'ffHidden', vw)));
+      out = r(L.ffOutput);
+      outName = 'FFN output';
+      body.append(step(k++, 'FFN output', 'ffOutput = h · W₂ + b₂ (before the residual)', vec(out, 'ffOutput', vw)));
+    }
+    body.append(residualStep(k++, `residual ${K}`, `residual${K} = ${preNorm || bi === 0 ? (bi === 0 ? 'x' : `residual${K - 1}`) : `norm${K - 1}`} + ${outName}${preNorm && last ? ' = layer output' : ''}`,
+      prev, prevName, out, outName, res, `residual${K}`, vw));
+    if (!preNorm) {
+      body.append(layerNormStep(k++, `norm${K}`, `LayerNorm ${K}${last ? ' = layer output' : ''}`, res, nrm, eps, vw, `residual${K}`));
+      prev = nrm;
+      prevName = `norm${K}`;
+    } else {
+      prev = res;
+      prevName = `residual${K}`;
+    }
+  });
+  body.append(step(k++, 'layer output', `${preNorm ? `= residual${blocks.length}` : `= norm${blocks.length}`}, the next layer's input`, vec(r(L.output), 'layer-out', vw)));
   return body;
 }
