@@ -359,29 +359,26 @@ void Transformer::embedding_row(std::int32_t id, const std::string& token, std::
   seeded_row(cfg_.seed, fnv1a64(token), out);
 }
 
+// A tokenizer error ("tokenize: text ...", "encode: text ...") re-addressed to run()'s argument
+// ("run: source ..."), so the message names the call the user made.
+static core::Status as_run_error(const core::Status& st, const char* what) {
+  const std::string prefix = st.function + ": text";
+  std::string msg = st.message;
+  if (msg.compare(0, prefix.size(), prefix) == 0) msg = std::string(kRun) + ": " + what + msg.substr(prefix.size());
+  return core::Status{st.kind, kRun, what, msg};
+}
+
 core::Result<SideTrace> Transformer::embed(std::string_view text, const char* what, Vocab& vocab, int pad_to) const {
   SideTrace s;
   tokenizers::Tokenization tk;
   if (bpe_ != nullptr) {
     auto r = bpe_->encode(text);
-    if (!r.ok()) {
-      core::Status st = r.status();
-      const std::string prefix = st.function + ": text";
-      std::string msg = st.message;
-      if (msg.compare(0, prefix.size(), prefix) == 0) msg = std::string(kRun) + ": " + what + msg.substr(prefix.size());
-      return core::Status{st.kind, kRun, what, msg};
-    }
+    if (!r.ok()) return as_run_error(r.status(), what);
     tk = std::move(r).value();
   } else {
     auto r = tokenizers::tokenize(text, cfg_.tokenizer == TokenizerKind::kChar ? tokenizers::Kind::kChar
                                                                                : tokenizers::Kind::kWord);
-    if (!r.ok()) {
-      core::Status st = r.status();
-      const std::string prefix = st.function + ": text";
-      std::string msg = st.message;
-      if (msg.compare(0, prefix.size(), prefix) == 0) msg = std::string(kRun) + ": " + what + msg.substr(prefix.size());
-      return core::Status{st.kind, kRun, what, msg};
-    }
+    if (!r.ok()) return as_run_error(r.status(), what);
     tk = std::move(r).value();
   }
   const long long n = static_cast<long long>(tk.tokens.size());
