@@ -112,11 +112,17 @@ Entries collect() {
   return e;
 }
 
+// The entry of `isa` that fills that isa's table (the last one listed); `first` picks the first
+// instead (the plain reference twin when a slot has several scalar entries).
 template <class Fn>
-const Entry<Fn>* find_isa(const std::vector<Entry<Fn>>& list, const std::string& isa) {
-  for (const auto& e : list)
-    if (isa == e.isa) return &e;
-  return nullptr;
+const Entry<Fn>* find_isa(const std::vector<Entry<Fn>>& list, const std::string& isa, bool first = false) {
+  const Entry<Fn>* found = nullptr;
+  for (const auto& e : list) {
+    if (isa != e.isa) continue;
+    found = &e;
+    if (first) break;
+  }
+  return found;
 }
 
 void cell(double v) {
@@ -135,15 +141,16 @@ int main() {
 #endif
   std::printf("GEMM, GFLOP/s (2·M·N·K / median time of %d runs)\n\n", kSamples);
   std::printf("Columns naive..ratio use wall-clock medians; the last two use process CPU-time medians.\n\n");
-  std::printf("| op | M=N=K | naive | scalar | wasmsimd | wasmsimd/scalar | scalar (cpu) | wasmsimd (cpu) |\n"
-              "|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::printf("scalar ref = the plain reference twin (f32_gemm_*__scalar); scalar = the scalar table's kernel.\n\n");
+  std::printf("| op | M=N=K | naive | scalar ref | scalar | wasmsimd | wasmsimd/scalar | scalar (cpu) |"
+              " wasmsimd (cpu) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (int trans = 0; trans < 2; ++trans) {
     for (int s : {64, 256, 512, 1024}) {
       const auto a = filled(static_cast<std::size_t>(s) * s, 1);
       const auto b = filled(static_cast<std::size_t>(s) * s, 2);
       std::vector<float> c(static_cast<std::size_t>(s) * s);
       const double flop = 2.0 * s * s * s;
-      double naive = 0, scalar = 0, simd = 0, scalar_cpu = 0, simd_cpu = 0;
+      double naive = 0, scalar_ref = 0, scalar = 0, simd = 0, scalar_cpu = 0, simd_cpu = 0;
       if (s <= 512) {
         naive = flop / median_seconds([&] { gemm_naive(trans != 0, s, s, s, a.data(), b.data(), c.data()); }) / 1e9;
       }
@@ -152,11 +159,13 @@ int main() {
         return flop / median_seconds([&] { e->fn(s, s, s, 1.0f, a.data(), s, b.data(), s, nullptr, c.data(), s); }) / 1e9;
       };
       if (trans == 0) {
+        scalar_ref = time_entry(find_isa(entries.gemm_nn, "scalar", true));
         scalar = time_entry(find_isa(entries.gemm_nn, "scalar"));
         scalar_cpu = flop / g_last_cpu_median / 1e9;
         simd = time_entry(find_isa(entries.gemm_nn, "wasmsimd"));
         if (simd > 0) simd_cpu = flop / g_last_cpu_median / 1e9;
       } else {
+        scalar_ref = time_entry(find_isa(entries.gemm_nt, "scalar", true));
         scalar = time_entry(find_isa(entries.gemm_nt, "scalar"));
         scalar_cpu = flop / g_last_cpu_median / 1e9;
         simd = time_entry(find_isa(entries.gemm_nt, "wasmsimd"));
@@ -164,6 +173,7 @@ int main() {
       }
       std::printf("| gemm_%s | %d |", trans ? "nt" : "nn", s);
       cell(naive);
+      cell(scalar_ref);
       cell(scalar);
       cell(simd);
       if (simd > 0 && scalar > 0) std::printf(" %6.2fx |", simd / scalar);

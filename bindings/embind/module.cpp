@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "attention/attention.h"
@@ -80,17 +81,18 @@ val scaled_dot_product_attention(val a) {
 
 // Owns the host copies of one attention block's weights for the duration of a call.
 struct MhaWeightsIn {
-  std::vector<float> wq, wk, wv, wo, bq, bk, bv, bo;
+  F32In wq, wk, wv, wo, bq, bk, bv, bo;
   explicit MhaWeightsIn(const val& p)
-      : wq(f32_in(p["wq"])), wk(f32_in(p["wk"])), wv(f32_in(p["wv"])), wo(f32_in(p["wo"])),
-        bq(f32_in(p["bq"])), bk(f32_in(p["bk"])), bv(f32_in(p["bv"])), bo(f32_in(p["bo"])) {}
+      : wq(p["wq"]), wk(p["wk"]), wv(p["wv"]), wo(p["wo"]), bq(p["bq"]), bk(p["bk"]), bv(p["bv"]), bo(p["bo"]) {}
   attention::MhaWeights spans() const { return {wq, wk, wv, wo, bq, bk, bv, bo}; }
 };
 
 val multi_head_attention(val a) {
-  const auto query = f32_in(a["query"]);
-  const auto key = given(a["key"]) ? f32_in(a["key"]) : query;
-  const auto value = given(a["value"]) ? f32_in(a["value"]) : key;
+  // key defaults to query and value to key: one copy, the same span (the core then scans it once).
+  const F32In query(a["query"]), key_in(a["key"]), value_in(a["value"]);
+  using Span = std::span<const float>;
+  const Span key = given(a["key"]) ? Span(key_in) : Span(query);
+  const Span value = given(a["value"]) ? Span(value_in) : key;
   const auto mask = u8_in(a["mask"]);
   const MhaWeightsIn w(a);
   attention::MhaArgs m;

@@ -15,6 +15,8 @@ const dims = (...names) => (a) => names.map((n) => (typeof n === 'number' ? n : 
 const len = (...names) => (a) => dims(...names)(a).reduce((p, x) => p * x, 1);
 const shape = (...names) => (a) => `${names.join('*')} = ${dims(...names)(a).join('*')}`;
 const tensor = (names, opts = {}) => f32({ len: len(...names), shape: shape(...names), ...opts });
+// A tensor whose finiteness the C++ core checks (vectorized, same message): see validate.js f32.
+const coreTensor = (names, opts = {}) => tensor(names, { ...opts, scanFinite: false });
 const maskOf = (...names) => mask({ len: len(...names), shape: shape(...names) });
 
 // ---- argument specs (API.md "Functions")
@@ -25,7 +27,7 @@ const SPEC = {
     outputs: (a) => [['PE', a.n * a.d, `n*d = ${a.n}*${a.d}`]],
   },
   softmax: {
-    spec: { x: tensor(['rows', 'cols'], { allowNegInf: true }), rows: int(), cols: int() },
+    spec: { x: coreTensor(['rows', 'cols'], { allowNegInf: true }), rows: int(), cols: int() },
   },
   layerNorm: {
     spec: {
@@ -40,7 +42,7 @@ const SPEC = {
   },
   scaledDotProductAttention: {
     spec: {
-      q: tensor(['nq', 'dk']), k: tensor(['nk', 'dk']), v: tensor(['nk', 'dv']),
+      q: coreTensor(['nq', 'dk']), k: coreTensor(['nk', 'dk']), v: coreTensor(['nk', 'dv']),
       nq: int(), nk: int(), dk: int(), dv: int(),
       mask: maskOf('nq', 'nk'), causal: bool(), scale: num(),
     },
@@ -48,14 +50,14 @@ const SPEC = {
   },
   multiHeadAttention: {
     spec: {
-      query: tensor(['nq', 'dModel']), key: tensor(['nk', 'kdim'], { optional: true }),
-      value: tensor(['nk', 'vdim'], { optional: true }),
+      query: coreTensor(['nq', 'dModel']), key: coreTensor(['nk', 'kdim'], { optional: true }),
+      value: coreTensor(['nk', 'vdim'], { optional: true }),
       nq: int(), nk: int({ optional: true }), dModel: int(), numHeads: int(),
       kdim: int({ optional: true }), vdim: int({ optional: true }),
-      wq: tensor(['dModel', 'dModel']), wk: tensor(['kdim', 'dModel']), wv: tensor(['vdim', 'dModel']),
-      wo: tensor(['dModel', 'dModel']),
-      bq: tensor(['dModel'], { optional: true }), bk: tensor(['dModel'], { optional: true }),
-      bv: tensor(['dModel'], { optional: true }), bo: tensor(['dModel'], { optional: true }),
+      wq: coreTensor(['dModel', 'dModel']), wk: coreTensor(['kdim', 'dModel']), wv: coreTensor(['vdim', 'dModel']),
+      wo: coreTensor(['dModel', 'dModel']),
+      bq: coreTensor(['dModel'], { optional: true }), bk: coreTensor(['dModel'], { optional: true }),
+      bv: coreTensor(['dModel'], { optional: true }), bo: coreTensor(['dModel'], { optional: true }),
       mask: maskOf('nq', 'nk'), causal: bool(), needWeights: bool(),
     },
     defaults(a, input) {

@@ -1,6 +1,8 @@
 // Argument checks for every public function, run before anything reaches wasm (STYLE 4.5; MuJoCo and
 // web-tree-sitter check in the wrapper too). Messages: `${fn}: ${arg} (${value}) must be …`. The C++ core
-// repeats the checks as defence in depth. A spec maps each option name to a checker; unknown options throw.
+// repeats the checks as defence in depth — and is the only finiteness check of tensors declared with
+// `scanFinite: false` (see f32), worded identically. A spec maps each option name to a checker; unknown
+// options throw.
 import { fail } from './errors.js';
 
 const MAX_ELEMENTS = 2 ** 26; // largest tensor (256 MiB of float32) one call may produce or take
@@ -68,9 +70,15 @@ function isNumberArrayLike(v) {
 /**
  * A float32 tensor. `len(args)` gives the expected length and `shape(args)` its description, e.g.
  * 'nq*dk = 3*4'. `allowNegInf` lets -Infinity through (softmax inputs). Plain arrays and other typed
- * arrays are converted to a fresh Float32Array.
+ * arrays are converted to a fresh Float32Array. `scanFinite: false` leaves the finiteness check to the
+ * C++ core, which words it identically (`${fn}: ${name}[i] (NaN) must be finite`; see
+ * bindings/embind/errors.h) with a vectorized scan: this per-element JS loop was a third of a
+ * 64x256 multiHeadAttention call. Only for functions whose core checks every such tensor (the
+ * core then reports a non-finite element after the JS type and length checks of all arguments).
  */
-export const f32 = ({ len, shape, optional = false, allowNegInf = false, nonEmpty = false } = {}) => (fn, name, v, args) => {
+export const f32 = ({
+  len, shape, optional = false, allowNegInf = false, nonEmpty = false, scanFinite = true,
+} = {}) => (fn, name, v, args) => {
   if (v === undefined || v === null) {
     if (optional) return undefined;
     fail('TypeError', `${fn}: ${name} is required`);
@@ -94,6 +102,7 @@ export const f32 = ({ len, shape, optional = false, allowNegInf = false, nonEmpt
       fail('RangeError', `${fn}: ${name} must have length ${want} (${shape(args)}), got ${a.length}`);
     }
   }
+  if (!scanFinite) return a;
   for (let i = 0; i < a.length; i++) {
     const x = a[i];
     if (x - x !== 0 && !(allowNegInf && x === -Infinity)) {

@@ -1,4 +1,6 @@
 // dispatch.cpp: fills the KernelTables from kernel_list.h, once, at first use; no per-call branching.
+// Entries are assigned in list order, so the last entry of an isa for a slot is the one the table holds
+// (the scalar gemm slots: the 4x4 blocked kernels, listed after their plain reference twins).
 // Layer: kernels. active_kernels() is the wasmsimd table when compiled with -msimd128 (the SIMD core
 // copy), else the scalar one: the choice between the two is made by linking, never at run time.
 #include "kernels/kernel_list.h"

@@ -1,16 +1,20 @@
 // f32-gemm-4x8-wasmsimd.cpp: SIMD128 GEMMs C = alpha·A·B (+bias) (nn) and C = alpha·A·Bᵀ (+bias) (nt).
 // Layer: kernels; <wasm_simd128.h> and the standard library only; compiled only with -msimd128.
 // Shape: B is packed, per K block of kKc = 256, into panels of 8 columns ([kc][8], alpha folded in,
-// zero-padded past n), N blocked by kNc = 256 so a packed block (256 KiB) stays in L2. The 4x8
-// micro-kernel keeps 8 f32x4 accumulators, broadcasts A with v128.load32_splat straight from the
-// row-major A (no A packing) and reads the 8 B values of one k as two v128 loads. Tails: a row tail
-// (m % 4) re-points missing rows at the last valid row (computed twice, stored identically); a column
-// tail (n % 8) goes through an 8-wide scratch tile. The first K block starts from bias (or 0), later
-// ones from C. Workspace: a thread_local std::vector grown on demand (at most kKc·kNc + kNc + 16
-// floats, 257 KiB), kept for the life of the thread — the only allocation in kernels/. Numerics differ
+// zero-padded past n), N blocked by kNc = 256 so a packed block (256 KiB) stays in L2. Each 4-row
+// block of A is packed too, [kc][4] (4 KiB, L1), once per B block and reused by all its panels: the
+// micro-kernel then broadcasts the 4 A values of one k with v128.load32_splat from ONE pointer at
+// immediate offsets 0..12 (one pointer bump per k instead of four; measured +7-9 %, 41 -> 44 GFLOP/s,
+// over reading the 4 rows of the row-major A in place). The 4x8 micro-kernel keeps 8 f32x4
+// accumulators and reads the 8 B values of one k as two v128 loads. Tails: a row tail (m % 4) packs
+// copies of the last valid row (their stores land on that row with equal values); a column tail
+// (n % 8) goes through an 8-wide scratch tile. The first K block starts from bias (or 0), later ones
+// from C. Workspace: a thread_local std::vector grown on demand (at most kKc·kNc + kNc + 4·kKc + 16
+// floats, 261 KiB), kept for the life of the thread — the only allocation in kernels/. Numerics differ
 // from the scalar twin only by summation order and alpha being applied to B (round(alpha·b) products).
 // Measured under Node 20 on this 3.6 GHz Zen 4: ~36-42 GFLOP/s (63-73 % of 16 flop/cycle) for
-// 256..1024 cubes; a 6x8 tile and a k-unrolled loop both spilled accumulators in V8 and ran slower.
+// 256..1024 cubes (~44 with packed A); a 6x8 tile and a k-unrolled loop both spilled accumulators in
+// V8 and ran slower, as did 5x8/6x8 on packed A (~21-24) and XNNPACK's 4-k "x86-splat" loop (~30).
 #if defined(__wasm_simd128__)
 
 #include <wasm_simd128.h>
@@ -41,18 +45,11 @@ float* workspace(std::size_t floats) {
   return buffer.data() + ((64 - addr % 64) % 64) / sizeof(float);
 }
 
-// One 4x8 tile over kc: c[0..mr)[0..nr) = (accumulate ? c : bias8|0) + a[0..mr)[0..kc) · w.
-// w is a packed panel [kc][8]; bias8 is 8 padded floats or nullptr.
-void ukernel_4x8(int mr, int nr, int kc, const float* a, int lda, const float* w, const float* bias8,
-                 bool accumulate, float* c, int ldc) {
-  const float* a0 = a;
-  const float* a1 = a0 + lda;
-  const float* a2 = a1 + lda;
-  const float* a3 = a2 + lda;
-  if (mr < 2) a1 = a0;
-  if (mr < 3) a2 = a1;
-  if (mr < 4) a3 = a2;
-
+// One 4x8 tile over kc: c[0..mr)[0..nr) = (accumulate ? c : bias8|0) + A[0..mr)[0..kc) · w.
+// a is the row block packed [kc][4] (pack_a); w is a packed panel [kc][8]; bias8 is 8 padded floats or
+// nullptr. Rows past mr compute pack_a's copies of the last row; their outputs alias that row.
+void ukernel_4x8(int mr, int nr, int kc, const float* a, const float* w, const float* bias8, bool accumulate,
+                 float* c, int ldc) {
   // Where the tile is read and written: C itself when all 8 columns exist, else a scratch tile.
   alignas(16) float scratch[kMr][kNr];
   float* t0;
@@ -110,10 +107,11 @@ void ukernel_4x8(int mr, int nr, int kc, const float* a, int lda, const float* w
     const v128_t vb0123 = wasm_v128_load(w);
     const v128_t vb4567 = wasm_v128_load(w + 4);
     w += kNr;
-    const v128_t va0 = wasm_v128_load32_splat(a0++);
-    const v128_t va1 = wasm_v128_load32_splat(a1++);
-    const v128_t va2 = wasm_v128_load32_splat(a2++);
-    const v128_t va3 = wasm_v128_load32_splat(a3++);
+    const v128_t va0 = wasm_v128_load32_splat(a);
+    const v128_t va1 = wasm_v128_load32_splat(a + 1);
+    const v128_t va2 = wasm_v128_load32_splat(a + 2);
+    const v128_t va3 = wasm_v128_load32_splat(a + 3);
+    a += kMr;
     vacc0x0123 = wasm_f32x4_add(vacc0x0123, wasm_f32x4_mul(va0, vb0123));
     vacc0x4567 = wasm_f32x4_add(vacc0x4567, wasm_f32x4_mul(va0, vb4567));
     vacc1x0123 = wasm_f32x4_add(vacc1x0123, wasm_f32x4_mul(va1, vb0123));
@@ -137,6 +135,38 @@ void ukernel_4x8(int mr, int nr, int kc, const float* a, int lda, const float* w
   if (nr != kNr) {
     for (int r = 0; r < mr; ++r)
       for (int j = 0; j < nr; ++j) c[static_cast<std::ptrdiff_t>(r) * ldc + j] = scratch[r][j];
+  }
+}
+
+// Pack rows 0..mr of a row-major A block (columns 0..kc) into [kc][4], 4x4 blocks transposed with
+// shuffles; a row tail (mr < 4) repeats the last valid row.
+void pack_a(int mr, int kc, const float* a, int lda, float* packed) {
+  const float* r0 = a;
+  const float* r1 = mr > 1 ? r0 + lda : r0;
+  const float* r2 = mr > 2 ? r1 + lda : r1;
+  const float* r3 = mr > 3 ? r2 + lda : r2;
+  int p = 0;
+  for (; p + 4 <= kc; p += 4) {
+    const v128_t v0 = wasm_v128_load(r0 + p);
+    const v128_t v1 = wasm_v128_load(r1 + p);
+    const v128_t v2 = wasm_v128_load(r2 + p);
+    const v128_t v3 = wasm_v128_load(r3 + p);
+    const v128_t vt01lo = wasm_i32x4_shuffle(v0, v1, 0, 4, 1, 5);
+    const v128_t vt01hi = wasm_i32x4_shuffle(v0, v1, 2, 6, 3, 7);
+    const v128_t vt23lo = wasm_i32x4_shuffle(v2, v3, 0, 4, 1, 5);
+    const v128_t vt23hi = wasm_i32x4_shuffle(v2, v3, 2, 6, 3, 7);
+    float* dst = packed + p * kMr;
+    wasm_v128_store(dst, wasm_i32x4_shuffle(vt01lo, vt23lo, 0, 1, 4, 5));
+    wasm_v128_store(dst + 4, wasm_i32x4_shuffle(vt01lo, vt23lo, 2, 3, 6, 7));
+    wasm_v128_store(dst + 8, wasm_i32x4_shuffle(vt01hi, vt23hi, 0, 1, 4, 5));
+    wasm_v128_store(dst + 12, wasm_i32x4_shuffle(vt01hi, vt23hi, 2, 3, 6, 7));
+  }
+  for (; p < kc; ++p) {
+    float* dst = packed + p * kMr;
+    dst[0] = r0[p];
+    dst[1] = r1[p];
+    dst[2] = r2[p];
+    dst[3] = r3[p];
   }
 }
 
@@ -210,8 +240,11 @@ void gemm_4x8(int m, int n, int k, float alpha, const float* a, int lda, const f
   const int nc_max = std::min(n, kNc);
   const int nc_pad = (nc_max + kNr - 1) / kNr * kNr;
   const int kc_max = std::min(k, kKc);
-  float* packed = workspace(static_cast<std::size_t>(kc_max) * nc_pad + nc_pad);
+  // [packed B block][bias][packed A row block]; every part a multiple of 16 floats (64 bytes)
+  const std::size_t kc_size = static_cast<std::size_t>(kc_max);
+  float* packed = workspace(kc_size * nc_pad + nc_pad + kc_size * kMr);
   float* bias_packed = packed + static_cast<std::size_t>(kc_max) * nc_pad;
+  float* a_packed = bias_packed + nc_pad;
 
   for (int j0 = 0; j0 < n; j0 += kNc) {
     const int nc = std::min(kNc, n - j0);
@@ -228,10 +261,10 @@ void gemm_4x8(int m, int n, int k, float alpha, const float* a, int lda, const f
       const bool accumulate = p0 != 0;
       for (int i0 = 0; i0 < m; i0 += kMr) {
         const int mr = std::min(kMr, m - i0);
-        const float* a_i = a + static_cast<std::ptrdiff_t>(i0) * lda + p0;
+        pack_a(mr, kc, a + static_cast<std::ptrdiff_t>(i0) * lda + p0, lda, a_packed);
         float* c_i = c + static_cast<std::ptrdiff_t>(i0) * ldc + j0;
         for (int j = 0; j < nc; j += kNr) {
-          ukernel_4x8(mr, std::min(kNr, nc - j), kc, a_i, lda, packed + static_cast<std::ptrdiff_t>(j) * kc,
+          ukernel_4x8(mr, std::min(kNr, nc - j), kc, a_packed, packed + static_cast<std::ptrdiff_t>(j) * kc,
                       bias != nullptr ? bias_packed + j : nullptr, accumulate, c_i + j, ldc);
         }
       }

@@ -4,6 +4,10 @@
 // X(slot, isa, fn, tile): `slot` is the KernelTable member the entry fills, `isa` is scalar|wasmsimd,
 // `fn` the symbol (namespace attnscope::kernels), `tile` a short string-able token (`1` when untiled).
 // The scalar list fills every slot; the wasmsimd list may leave a slot to its scalar kernel (gelu).
+// A slot may have several entries of one isa: the LAST one fills that isa's table, the earlier ones
+// are kept (tested and benchmarked) as references — f32_gemm_{nn,nt}__scalar, the plain loops every
+// other GEMM is compared against in tests, are listed before the register-blocked 4x4 kernels the
+// scalar table runs.
 // tests/cpp/kernels_test.cpp checks that every table slot is filled.
 #pragma once
 
@@ -14,6 +18,8 @@
 #define ATTN_KERNELS_SCALAR(X)                                 \
   X(gemm_nn, scalar, f32_gemm_nn__scalar, 1x1)                 \
   X(gemm_nt, scalar, f32_gemm_nt__scalar, 1x1)                 \
+  X(gemm_nn, scalar, f32_gemm_nn_4x4__scalar, 4x4)             \
+  X(gemm_nt, scalar, f32_gemm_nt_4x4__scalar, 4x4)             \
   X(softmax_rows, scalar, f32_softmax__scalar, 1)              \
   X(layer_norm_rows, scalar, f32_layernorm__scalar, 1)         \
   X(relu, scalar, f32_vrelu__scalar, 1)                        \
