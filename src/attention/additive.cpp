@@ -58,6 +58,8 @@ core::Result<AttentionOutput> additive_attention(const AdditiveArgs& a) {
   ops::apply_valid_len(scores, valid);
   // 4-6. row max, exp and sum, normalize (validLen 0: every row is zeros); 7. weighted sum of the values
   detail::softmax_and_pool(out, nq, nk, core::as_view(a.values, nk, a.dv));
+  ATTN_TRY(ops::check_result(fn, "weights", out.weights));
+  ATTN_TRY(ops::check_result(fn, "output", out.output));
   return out;
 }
 

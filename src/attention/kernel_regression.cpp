@@ -38,6 +38,8 @@ core::Result<KernelRegressionOutput> kernel_regression(std::span<const float> x_
   for (int i = 0; i < nqr; ++i) {
     out.y_pred[i] = ops::dot(std::span<const float>(out.weights.data() + static_cast<std::size_t>(i) * nt, nt), y_train);
   }
+  ATTN_TRY(ops::check_result(fn, "weights", out.weights));
+  ATTN_TRY(ops::check_result(fn, "yPred", out.y_pred));
   return out;
 }
 

@@ -106,7 +106,10 @@ core::Result<MhaOutput> multi_head_attention(const MhaArgs& a) {
   }
   ATTN_TRY(detail::check_mha_weights(fn, "", a.w, a.d_model, a.kdim, a.vdim));
   ATTN_TRY(ops::check_mask(fn, "mask", a.mask, a.nq, a.nk));
-  return detail::multi_head_attention_unchecked(a);
+  MhaOutput out = detail::multi_head_attention_unchecked(a);
+  ATTN_TRY(ops::check_result(fn, "weights", out.weights));
+  ATTN_TRY(ops::check_result(fn, "output", out.output));
+  return out;
 }
 
 }  // namespace attnscope::attention

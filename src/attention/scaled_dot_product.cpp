@@ -35,6 +35,8 @@ core::Result<AttentionOutput> scaled_dot_product_attention(const SdpaArgs& a) {
   ops::apply_attention_mask(scores, a.mask, a.causal);
   // 4-6. row max, exp and sum, normalize (an all-blocked row becomes zeros); 7. weighted sum of the values
   detail::softmax_and_pool(out, nq, nk, core::as_view(a.v, nk, a.dv));
+  ATTN_TRY(ops::check_result(fn, "weights", out.weights));
+  ATTN_TRY(ops::check_result(fn, "output", out.output));
   return out;
 }
 

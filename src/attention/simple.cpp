@@ -21,6 +21,8 @@ core::Result<AttentionOutput> simple_self_attention(std::span<const float> x, in
   ops::matmul_nt(xv, xv, core::MatView{out.scores.data(), n, n, n});
   // 2. weights = row softmax(scores): row max, exp and sum, normalize; 3. context = weights · X
   detail::softmax_and_pool(out, n, n, xv);
+  ATTN_TRY(ops::check_result(fn, "weights", out.weights));
+  ATTN_TRY(ops::check_result(fn, "context", out.output));
   return out;
 }
 

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <span>
 #include <string>
 
@@ -17,6 +19,20 @@
   } while (0)
 
 namespace attnscope::core {
+
+// A number as messages quote it, spelled the way the JS wrapper's messages spell it: NaN, Infinity,
+// -Infinity, and otherwise the shortest decimal that reads back as the same double ("0.1", "1e+39", "2.5").
+// std::to_string would print "nan", "inf" and "0.000000".
+inline std::string format_number(double x) {
+  if (std::isnan(x)) return "NaN";
+  if (std::isinf(x)) return x > 0 ? "Infinity" : "-Infinity";
+  char buf[32];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, x);
+    if (std::strtod(buf, nullptr) == x) break;
+  }
+  return buf;
+}
 
 // "fn: arg (value) must be a positive integer"
 inline Status check_positive(const char* fn, const char* arg, long long value) {
@@ -44,8 +60,8 @@ template <class T>
 Status check_finite(const char* fn, const char* arg, std::span<const T> x) {
   for (std::size_t i = 0; i < x.size(); ++i) {
     if (!std::isfinite(static_cast<double>(x[i]))) {
-      return range_error(fn, arg, std::string(arg) + "[" + std::to_string(i) + "] (" + std::to_string(x[i]) +
-                                      ") must be finite");
+      return range_error(fn, arg, std::string(arg) + "[" + std::to_string(i) + "] (" +
+                                      format_number(static_cast<double>(x[i])) + ") must be finite");
     }
   }
   return Status::Ok();

@@ -131,6 +131,9 @@ core::Result<DecoderLayerOutput> decoder_layer(const DecoderLayerArgs& a) {
       out.norm3 = std::move(xn3);
     }
   }
+  ATTN_TRY(ops::check_result(fn, "output", out.output));
+  ATTN_TRY(ops::check_result(fn, "selfWeights", out.self_weights));
+  ATTN_TRY(ops::check_result(fn, "crossWeights", out.cross_weights));
   return out;
 }
 

@@ -129,6 +129,8 @@ core::Result<EncoderLayerOutput> encoder_layer(const EncoderLayerArgs& a) {
       out.norm2 = out.output;
     }
   }
+  ATTN_TRY(ops::check_result(fn, "output", out.output));
+  ATTN_TRY(ops::check_result(fn, "weights", out.weights));
   return out;
 }
 

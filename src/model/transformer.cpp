@@ -179,7 +179,7 @@ core::Status Transformer::declare_and_load() {
     for (std::size_t i = 0; i < t.data.size(); ++i) {
       if (!std::isfinite(t.data[i])) {
         return core::Status{core::ErrorKind::kRange, kCreate, "weights",
-                            where + "[" + std::to_string(i) + "] (" + std::to_string(t.data[i]) + ") must be finite"};
+                            where + "[" + std::to_string(i) + "] (" + core::format_number(t.data[i]) + ") must be finite"};
       }
     }
     params_[name] = std::move(t.data);
@@ -531,11 +531,13 @@ std::vector<std::uint8_t> key_padding_mask(int nq, int nk, int nk_real) {
   return m;
 }
 
-core::Status layer_failed(const char* what, std::size_t i, const core::Status& s) {
-  // Only reachable when values overflow to infinity inside the stack (finite weights, huge magnitudes).
-  return core::Status{core::ErrorKind::kRange, kRun, what,
-                      std::string(kRun) + ": " + what + " layer " + std::to_string(i) +
-                          " could not be computed (" + s.message + ")"};
+core::Status layer_failed(const char* what, std::size_t i, const core::Status& /*layer_error*/) {
+  // Only reachable when values overflow float32 inside the stack (finite weights, huge magnitudes): the
+  // layer's own message names its internal arguments, so say it in run()'s terms, as the check after
+  // each layer does.
+  return core::range_error(kRun, what,
+                           std::string(what) + ": layer " + std::to_string(i) +
+                               " produced non-finite values (embeddings or weights too large)");
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ core::Result<std::vector<float>> softmax(std::span<const float> x, int rows, int
   for (std::size_t i = 0; i < x.size(); ++i) {
     // -inf is a blocked entry (gives 0); NaN and +inf have no meaningful softmax.
     if (std::isnan(x[i]) || x[i] == INFINITY) {
-      return core::range_error(fn, "x", "x[" + std::to_string(i) + "] (" + std::to_string(x[i]) +
+      return core::range_error(fn, "x", "x[" + std::to_string(i) + "] (" + core::format_number(x[i]) +
                                             ") must be finite or -Infinity");
     }
   }

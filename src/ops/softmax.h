@@ -13,7 +13,7 @@ namespace attnscope::ops {
 
 // JS softmax({ x, rows, cols }): x is [rows, cols] row-major; returns [rows, cols].
 // Entries may be finite or -Infinity; NaN and +Infinity are rejected:
-//   "softmax: x[3] (nan) must be finite or -Infinity".
+//   "softmax: x[3] (NaN) must be finite or -Infinity".
 core::Result<std::vector<float>> softmax(std::span<const float> x, int rows, int cols);
 
 // Internal: in-place row softmax of s (entries finite or -inf; blocked entries already -inf).

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 
@@ -31,12 +32,37 @@ struct Dims {
   }
 };
 
+// True when no element is NaN or ±inf. Branch-free: the largest exponent field (an unsigned max over
+// the bit patterns, integer ops only) is all ones iff some element is not finite, so clang vectorizes
+// it under -msimd128 without -ffast-math (i32x4.max_u): the 0.8 M inputs of a 128x512 MHA call in
+// ~0.1 ms where the early-exit std::isfinite loop took ~0.5 ms. The JS wrapper leaves the finiteness of
+// multiHeadAttention / scaledDotProductAttention / softmax inputs to this scan (validate.js).
+inline bool all_finite(std::span<const float> x) {
+  std::uint32_t max_exp = 0;
+  for (const float v : x) {
+    std::uint32_t bits;  // std::bit_cast is missing from Emscripten 3.1.6's libc++
+    std::memcpy(&bits, &v, sizeof bits);
+    const std::uint32_t e = bits & 0x7f800000u;
+    max_exp = e > max_exp ? e : max_exp;
+  }
+  return max_exp != 0x7f800000u;
+}
+
+// Finite inputs can still overflow float32 inside a call (|x·W| or q·k beyond 3.4e38), which would
+// turn scores into inf and weights into NaN. Ops check what they return and report it instead:
+// "fn: output is not finite: an intermediate value overflowed float32 (inputs too large)".
+inline core::Status check_result(const char* fn, const char* what, std::span<const float> x) {
+  if (all_finite(x)) return core::Status::Ok();
+  return core::range_error(fn, what, std::string(what) +
+                                         " is not finite: an intermediate value overflowed float32 (inputs too large)");
+}
+
 enum class Need { kRequired, kOptional };  // kOptional: an empty span means "not given"
 
 // Length (against dims) and finiteness of a float array named prefix+name.
 //   "fn: <prefix><name> is required"                              (TypeError, empty required array)
 //   "fn: <prefix><name> must have length 32 (nq*dModel = 4*8), got 31"   (RangeError)
-//   "fn: <prefix><name>[5] (nan) must be finite"                  (RangeError)
+//   "fn: <prefix><name>[5] (NaN) must be finite"                  (RangeError)
 inline core::Status check_array(const char* fn, const char* prefix, const char* name, std::span<const float> x,
                                 const Dims& dims, Need need = Need::kRequired) {
   if (x.empty()) {
@@ -47,11 +73,9 @@ inline core::Status check_array(const char* fn, const char* prefix, const char* 
     const std::string arg = std::string(prefix) + name;
     return core::check_length(fn, arg.c_str(), x.size(), dims.count(), dims.text());
   }
-  for (const float v : x) {
-    if (!std::isfinite(v)) {
-      const std::string arg = std::string(prefix) + name;
-      return core::check_finite(fn, arg.c_str(), x);
-    }
+  if (!all_finite(x)) {
+    const std::string arg = std::string(prefix) + name;
+    return core::check_finite(fn, arg.c_str(), x);  // finds the first bad element and words the message
   }
   return core::Status::Ok();
 }
@@ -67,14 +91,14 @@ inline core::Status check_mask(const char* fn, const char* name, std::span<const
 // "fn: eps (0) must be a positive finite number"
 inline core::Status check_positive_finite(const char* fn, const char* name, double value) {
   if (std::isfinite(value) && value > 0.0) return core::Status::Ok();
-  return core::range_error(fn, name, std::string(name) + " (" + std::to_string(value) +
+  return core::range_error(fn, name, std::string(name) + " (" + core::format_number(value) +
                                          ") must be a positive finite number");
 }
 
-// "fn: scale (inf) must be a finite number"
+// "fn: scale (Infinity) must be a finite number"
 inline core::Status check_finite_number(const char* fn, const char* name, double value) {
   if (std::isfinite(value)) return core::Status::Ok();
-  return core::range_error(fn, name, std::string(name) + " (" + std::to_string(value) + ") must be a finite number");
+  return core::range_error(fn, name, std::string(name) + " (" + core::format_number(value) + ") must be a finite number");
 }
 
 // "fn: dModel (10) must be divisible by numHeads (3)"

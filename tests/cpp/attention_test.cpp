@@ -170,11 +170,11 @@ TEST_CASE("scaledDotProductAttention: bad arguments", "[attention][sdpa]") {
         "scaledDotProductAttention: mask must have length 12 (nq*nk = 3*4), got 5");
   b = a, b.scale = std::numeric_limits<double>::infinity();
   CHECK(at::scaled_dot_product_attention(b).status().message ==
-        "scaledDotProductAttention: scale (inf) must be a finite number");
+        "scaledDotProductAttention: scale (Infinity) must be a finite number");
   std::vector<float> bad_k = k;
   bad_k[5] = std::numeric_limits<float>::quiet_NaN();
   b = a, b.k = bad_k;
-  CHECK(at::scaled_dot_product_attention(b).status().message == "scaledDotProductAttention: k[5] (nan) must be finite");
+  CHECK(at::scaled_dot_product_attention(b).status().message == "scaledDotProductAttention: k[5] (NaN) must be finite");
   b = a, b.nk = -1;
   CHECK(at::scaled_dot_product_attention(b).status().message ==
         "scaledDotProductAttention: nk (-1) must be a positive integer");
@@ -372,11 +372,11 @@ TEST_CASE("multiHeadAttention: bad arguments return the documented messages", "[
   std::vector<float> bad_wv = d.wv;
   bad_wv[17] = std::numeric_limits<float>::infinity();
   b = a, b.w.wv = bad_wv;
-  CHECK(at::multi_head_attention(b).status().message == "multiHeadAttention: wv[17] (inf) must be finite");
+  CHECK(at::multi_head_attention(b).status().message == "multiHeadAttention: wv[17] (Infinity) must be finite");
   std::vector<float> bad_q = d.query;
   bad_q[2] = std::numeric_limits<float>::quiet_NaN();
   b = a, b.query = bad_q, b.key = bad_q, b.value = bad_q;
-  CHECK(at::multi_head_attention(b).status().message == "multiHeadAttention: query[2] (nan) must be finite");
+  CHECK(at::multi_head_attention(b).status().message == "multiHeadAttention: query[2] (NaN) must be finite");
   b = a, b.fn = "transformerEncoderLayer", b.num_heads = 3;
   CHECK(at::multi_head_attention(b).status().message ==
         "transformerEncoderLayer: dModel (10) must be divisible by numHeads (3)");
@@ -548,7 +548,7 @@ TEST_CASE("kernelRegression: bad arguments", "[attention][kernel_regression]") {
   CHECK(at::kernel_regression({}, yt, xq, 1.0).status().message == "kernelRegression: xTrain is required");
   CHECK(at::kernel_regression(xt, xt, {}, 1.0).status().message == "kernelRegression: xQuery is required");
   CHECK(at::kernel_regression(xt, xt, xq, std::numeric_limits<double>::quiet_NaN()).status().message ==
-        "kernelRegression: w (nan) must be a finite number");
+        "kernelRegression: w (NaN) must be a finite number");
 }
 
 TEST_CASE("kernelRegression: PyTorch fixtures", "[attention][kernel_regression][fixtures]") {
@@ -562,4 +562,35 @@ TEST_CASE("kernelRegression: PyTorch fixtures", "[attention][kernel_regression][
     check_close(r.value().weights, fx::doubles(f.expected().at("weights")), f.atol(), f.rtol(), f.name + " weights");
     check_close(r.value().y_pred, fx::doubles(f.expected().at("yPred")), f.atol(), f.rtol(), f.name + " yPred");
   }
+}
+
+// Found by fuzz/fuzz_attention (fuzz/crashes/fuzz_attention-sdpa-overflow-nan): finite inputs whose
+// product overflows float32 used to give NaN weights with an ok status.
+TEST_CASE("scaledDotProductAttention: finite inputs that overflow float32 are an error, not NaN", "[attention][sdpa]") {
+  const std::vector<float> q{3e38f}, k{3e38f}, v{1.0f};
+  at::SdpaArgs a;
+  a.q = q; a.k = k; a.v = v;
+  a.nq = a.nk = a.dk = a.dv = 1;
+  const auto r = at::scaled_dot_product_attention(a);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message ==
+        "scaledDotProductAttention: weights is not finite: an intermediate value overflowed float32 (inputs too large)");
+  // The same call with representable scores works.
+  const std::vector<float> small{2.0f};
+  a.q = small;
+  a.k = small;
+  REQUIRE(at::scaled_dot_product_attention(a).ok());
+}
+
+TEST_CASE("multiHeadAttention: a key projection that overflows float32 is an error, not NaN", "[attention][mha]") {
+  const int d = 2;
+  const std::vector<float> x{1.0f, 1.0f}, big_key{3.38e38f, 3.38e38f}, w{1.0f, 0.0f, 0.0f, 1.0f}, w2{2.0f, 0.0f, 0.0f, 2.0f};
+  at::MhaArgs a;
+  a.query = x; a.key = big_key; a.value = x;
+  a.nq = a.nk = 1; a.d_model = a.kdim = a.vdim = d; a.num_heads = 1;
+  a.w = {w, w2, w, w, {}, {}, {}, {}};  // key·W_K = 6.76e38: overflows
+  const auto r = at::multi_head_attention(a);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message ==
+        "multiHeadAttention: weights is not finite: an intermediate value overflowed float32 (inputs too large)");
 }

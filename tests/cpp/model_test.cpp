@@ -207,7 +207,7 @@ TEST_CASE("transformerEncoderLayer: bad arguments name the nested params", "[mod
   std::vector<float> bad = ld.b2;
   bad[3] = std::numeric_limits<float>::quiet_NaN();
   b = a, b.ff.b2 = bad;
-  CHECK(md::encoder_layer(b).status().message == "transformerEncoderLayer: params.b2[3] (nan) must be finite");
+  CHECK(md::encoder_layer(b).status().message == "transformerEncoderLayer: params.b2[3] (NaN) must be finite");
   b = a, b.x = std::span<const float>(x).first(29);
   CHECK(md::encoder_layer(b).status().message ==
         "transformerEncoderLayer: x must have length 30 (n*dModel = 3*10), got 29");

@@ -239,7 +239,7 @@ TEST_CASE("pipeline: bad configs and malformed weights give precise errors", "[m
     attnscope::io::NamedTensor bad{"encoder.layers.0.self_attn.bq", "F32", {16}, std::vector<float>(16, 0.0f)};
     bad.data[3] = NAN;
     c.weights = attnscope::io::write_safetensors({bad});
-    CHECK(create_error(c) == "createModel: weights: tensor \"encoder.layers.0.self_attn.bq\"[3] (nan) must be finite");
+    CHECK(create_error(c) == "createModel: weights: tensor \"encoder.layers.0.self_attn.bq\"[3] (NaN) must be finite");
   }
   c = ModelConfig();
   c.d_model = 4;
