@@ -54,6 +54,9 @@ core::Result<AttentionOutput> additive_attention(const AdditiveArgs& a) {
       scores.at(i, j) = ops::dot(a.wv, feature);
     }
   }
+  for (int i = 0; i < nq; ++i) {  // the unmasked scores: any inf here is float32 overflow
+    ATTN_TRY(ops::check_result(fn, "scores", std::span<const float>(&scores.at(i, 0), static_cast<std::size_t>(valid))));
+  }
   // 3. mask: keys j >= validLen become -inf
   ops::apply_valid_len(scores, valid);
   // 4-6. row max, exp and sum, normalize (validLen 0: every row is zeros); 7. weighted sum of the values

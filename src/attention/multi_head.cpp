@@ -58,6 +58,7 @@ MhaOutput multi_head_attention_unchecked(const MhaArgs& a) {
     const core::MatView att_h{weights_h, nq, nk, nk};
     // 2. scores = Q_h K_hᵀ (GEMM nt form), 3. times 1/sqrt(head_dim) (the GEMM's alpha)
     ops::matmul_nt(q_h, k_h, att_h, scale);
+    if (!ops::all_finite(std::span<const float>(weights_h, n_scores))) out.overflowed = true;
     // 4. mask: blocked entries become -inf
     ops::apply_attention_mask(att_h, a.mask, a.causal);
     if (a.keep_trace) std::copy(weights_h, weights_h + n_scores, out.scores.data() + h * n_scores);
@@ -107,6 +108,7 @@ core::Result<MhaOutput> multi_head_attention(const MhaArgs& a) {
   ATTN_TRY(detail::check_mha_weights(fn, "", a.w, a.d_model, a.kdim, a.vdim));
   ATTN_TRY(ops::check_mask(fn, "mask", a.mask, a.nq, a.nk));
   MhaOutput out = detail::multi_head_attention_unchecked(a);
+  if (out.overflowed) return ops::overflow_error(fn, "scores");
   ATTN_TRY(ops::check_result(fn, "weights", out.weights));
   ATTN_TRY(ops::check_result(fn, "output", out.output));
   return out;

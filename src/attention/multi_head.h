@@ -40,6 +40,9 @@ struct MhaOutput {
   std::vector<float> q, k, v;   // [nq,d_model], [nk,d_model], [nk,d_model]
   std::vector<float> scores;    // [num_heads, nq, nk]
   std::vector<float> concat;    // [nq, d_model]
+  // Set when a raw score (before masking) was not finite although every input was: float32 overflow.
+  // multi_head_attention() and the layers turn it into an error ("scores is not finite: ...").
+  bool overflowed = false;
 };
 
 // JS multiHeadAttention(...) -> { output, weights }. Validates sizes, lengths, finiteness, the mask

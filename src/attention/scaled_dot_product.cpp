@@ -31,6 +31,7 @@ core::Result<AttentionOutput> scaled_dot_product_attention(const SdpaArgs& a) {
   out.scores.resize(n_scores);
   const core::MatView scores{out.scores.data(), nq, nk, nk};
   ops::matmul_nt(core::as_view(a.q, nq, a.dk), core::as_view(a.k, nk, a.dk), scores, scale);
+  ATTN_TRY(ops::check_result(fn, "scores", out.scores));  // before masking: any inf here is overflow
   // 3. mask: blocked entries become -inf
   ops::apply_attention_mask(scores, a.mask, a.causal);
   // 4-6. row max, exp and sum, normalize (an all-blocked row becomes zeros); 7. weighted sum of the values

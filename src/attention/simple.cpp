@@ -19,6 +19,7 @@ core::Result<AttentionOutput> simple_self_attention(std::span<const float> x, in
   // 1. scores[i, j] = x_i · x_j (each row of X is both a query and a key)
   out.scores.resize(nn);
   ops::matmul_nt(xv, xv, core::MatView{out.scores.data(), n, n, n});
+  ATTN_TRY(ops::check_result(fn, "scores", out.scores));
   // 2. weights = row softmax(scores): row max, exp and sum, normalize; 3. context = weights · X
   detail::softmax_and_pool(out, n, n, xv);
   ATTN_TRY(ops::check_result(fn, "weights", out.weights));

@@ -77,10 +77,12 @@ core::Result<DecoderLayerOutput> decoder_layer(const DecoderLayerArgs& a) {
     // Post-norm.
     // 1. x1 = norm1(x + SA(x)), causal self-attention
     attention::MhaOutput sa = attend(a, a.x, n, a.x, n, a.self_attn, a.self_mask, a.causal);
+    if (sa.overflowed) return ops::overflow_error(fn, "selfWeights");
     std::vector<float> r1 = residual(a.x, sa, keep);
     x1 = detail::norm(r1, n, d_model, a.norm1, a.eps);
     // 2. x2 = norm2(x1 + CA(x1, memory))
     attention::MhaOutput ca = attend(a, x1, n, a.memory, a.m, a.cross_attn, a.memory_mask, false);
+    if (ca.overflowed) return ops::overflow_error(fn, "crossWeights");
     std::vector<float> r2 = residual(x1, ca, keep);
     x2 = detail::norm(r2, n, d_model, a.norm2, a.eps);
     // 3. out = norm3(x2 + FF(x2))
@@ -106,10 +108,12 @@ core::Result<DecoderLayerOutput> decoder_layer(const DecoderLayerArgs& a) {
     // 1. x1 = x + SA(norm1(x)), causal self-attention
     std::vector<float> xn1 = detail::norm(a.x, n, d_model, a.norm1, a.eps);
     attention::MhaOutput sa = attend(a, xn1, n, xn1, n, a.self_attn, a.self_mask, a.causal);
+    if (sa.overflowed) return ops::overflow_error(fn, "selfWeights");
     x1 = residual(a.x, sa, keep);
     // 2. x2 = x1 + CA(norm2(x1), memory)
     std::vector<float> xn2 = detail::norm(x1, n, d_model, a.norm2, a.eps);
     attention::MhaOutput ca = attend(a, xn2, n, a.memory, a.m, a.cross_attn, a.memory_mask, false);
+    if (ca.overflowed) return ops::overflow_error(fn, "crossWeights");
     x2 = residual(x1, ca, keep);
     // 3. out = x2 + FF(norm3(x2))
     std::vector<float> xn3 = detail::norm(x2, n, d_model, a.norm3, a.eps);

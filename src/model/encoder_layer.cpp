@@ -88,6 +88,7 @@ core::Result<EncoderLayerOutput> encoder_layer(const EncoderLayerArgs& a) {
   m.keep_trace = a.keep_trace;
   m.fn = fn;
   attention::MhaOutput sa = attention::detail::multi_head_attention_unchecked(m);
+  if (sa.overflowed) return ops::overflow_error(fn, "scores");
 
   // 2. first residual: r1 = x + SA(.)  (in place unless the trace keeps the attention output)
   std::vector<float> r1 = a.keep_trace ? sa.output : std::move(sa.output);

@@ -51,10 +51,12 @@ inline bool all_finite(std::span<const float> x) {
 // Finite inputs can still overflow float32 inside a call (|x·W| or q·k beyond 3.4e38), which would
 // turn scores into inf and weights into NaN. Ops check what they return and report it instead:
 // "fn: output is not finite: an intermediate value overflowed float32 (inputs too large)".
-inline core::Status check_result(const char* fn, const char* what, std::span<const float> x) {
-  if (all_finite(x)) return core::Status::Ok();
+inline core::Status overflow_error(const char* fn, const char* what) {
   return core::range_error(fn, what, std::string(what) +
                                          " is not finite: an intermediate value overflowed float32 (inputs too large)");
+}
+inline core::Status check_result(const char* fn, const char* what, std::span<const float> x) {
+  return all_finite(x) ? core::Status::Ok() : overflow_error(fn, what);
 }
 
 enum class Need { kRequired, kOptional };  // kOptional: an empty span means "not given"

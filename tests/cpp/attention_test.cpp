@@ -574,7 +574,13 @@ TEST_CASE("scaledDotProductAttention: finite inputs that overflow float32 are an
   const auto r = at::scaled_dot_product_attention(a);
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().message ==
-        "scaledDotProductAttention: weights is not finite: an intermediate value overflowed float32 (inputs too large)");
+        "scaledDotProductAttention: scores is not finite: an intermediate value overflowed float32 (inputs too large)");
+  // A score that overflows to -inf would silently act as a mask: also an error.
+  const std::vector<float> neg{-3e38f};
+  a.k = neg;
+  CHECK(at::scaled_dot_product_attention(a).status().message ==
+        "scaledDotProductAttention: scores is not finite: an intermediate value overflowed float32 (inputs too large)");
+  a.k = k;
   // The same call with representable scores works.
   const std::vector<float> small{2.0f};
   a.q = small;
@@ -592,5 +598,5 @@ TEST_CASE("multiHeadAttention: a key projection that overflows float32 is an err
   const auto r = at::multi_head_attention(a);
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().message ==
-        "multiHeadAttention: weights is not finite: an intermediate value overflowed float32 (inputs too large)");
+        "multiHeadAttention: scores is not finite: an intermediate value overflowed float32 (inputs too large)");
 }

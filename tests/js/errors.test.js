@@ -36,7 +36,7 @@ const CASES = [
     RangeError, 'scaledDotProductAttention: scale (Infinity) must be finite'],
   // finite inputs whose product overflows float32 (found by fuzz/fuzz_attention): an error, never NaN
   ['scaledDotProductAttention', () => as.scaledDotProductAttention({ q: [3e38], k: [3e38], v: [1], nq: 1, nk: 1, dk: 1, dv: 1 }),
-    RangeError, 'scaledDotProductAttention: weights is not finite: an intermediate value overflowed float32 (inputs too large)'],
+    RangeError, 'scaledDotProductAttention: scores is not finite: an intermediate value overflowed float32 (inputs too large)'],
   ['softmax', () => as.softmax({ x: f32(6), rows: 2.5, cols: 3 }), RangeError, 'softmax: rows (2.5) must be a positive integer'],
   ['softmax', () => as.softmax({ x: f32(6), rows: -2, cols: 3 }), RangeError, 'softmax: rows (-2) must be a positive integer'],
   ['softmax', () => as.softmax({ x: f32(6), rows: '2', cols: 3 }), TypeError, 'softmax: rows must be a number, got string'],
