@@ -531,7 +531,7 @@ std::vector<std::uint8_t> key_padding_mask(int nq, int nk, int nk_real) {
   return m;
 }
 
-core::Status layer_failed(const char* what, std::size_t i, const core::Status& /*layer_error*/) {
+core::Status layer_failed(const char* what, std::size_t i) {
   // Only reachable when values overflow float32 inside the stack (finite weights, huge magnitudes): the
   // layer's own message names its internal arguments, so say it in run()'s terms, as the check after
   // each layer does.
@@ -560,7 +560,7 @@ core::Status Transformer::run_stack(SideTrace& side, const std::vector<Layer>& l
     if (full) t.input = x;
     if (L.kind == LayerKind::kSimple) {
       auto r = simple_padded(x, n, side.n_real, d);
-      if (!r.ok()) return layer_failed(what, li, r.status());
+      if (!r.ok()) return layer_failed(what, li);
       auto& o = r.value();
       if (level != TraceLevel::kNone) t.attention.weights = std::move(o.weights);
       if (full) {
@@ -583,7 +583,7 @@ core::Status Transformer::run_stack(SideTrace& side, const std::vector<Layer>& l
       a.mask = self_mask;
       a.keep_trace = full;
       auto r = encoder_layer(a);
-      if (!r.ok()) return layer_failed(what, li, r.status());
+      if (!r.ok()) return layer_failed(what, li);
       auto& o = r.value();
       if (full) {
         keep_attention(t.attention, o.attn, level);
@@ -615,7 +615,7 @@ core::Status Transformer::run_stack(SideTrace& side, const std::vector<Layer>& l
       a.memory_mask = memory_mask;
       a.keep_trace = full;
       auto r = decoder_layer(a);
-      if (!r.ok()) return layer_failed(what, li, r.status());
+      if (!r.ok()) return layer_failed(what, li);
       auto& o = r.value();
       t.has_cross = true;
       if (full) {
@@ -636,13 +636,8 @@ core::Status Transformer::run_stack(SideTrace& side, const std::vector<Layer>& l
       }
       x = std::move(o.output);
     }
-    for (const float v : x) {
-      if (!std::isfinite(v)) {
-        return core::range_error(kRun, what,
-                                 std::string(what) + ": layer " + std::to_string(li) +
-                                     " produced non-finite values (embeddings or weights too large)");
-      }
-    }
+    // The learned layers check their own results; this also covers the weightless 'simple' layer.
+    if (!ops::all_finite(x)) return layer_failed(what, li);
     t.output = x;
     side.layers.push_back(std::move(t));
   }
