@@ -54,6 +54,22 @@ export interface BpeEncoding extends Tokenization {
   ids: Int32Array;
 }
 
+/** Returned by createMultiHeadAttention: multi-head attention with its weights held in wasm memory. */
+export interface MultiHeadAttention {
+  /**
+   * As multiHeadAttention with this module's weights: query [nq,dModel], key [nk,kdim] (default query),
+   * value [nk,vdim] (default key); output [nq,dModel], weights [numHeads,nq,nk] (omitted when needWeights is false).
+   * Throws `forward: this attention module has been deleted` after delete().
+   * @example mha.forward({ query: x, nq: 4 }).output
+   */
+  forward(args: {
+    query: Tensor; key?: Tensor; value?: Tensor; nq: number; nk?: number; mask?: Mask; causal?: boolean;
+    needWeights?: boolean;
+  }): { output: Float32Array; weights?: Float32Array };
+  /** Frees the wasm copy of the weights; safe to call twice. */
+  delete(): void;
+}
+
 export interface BpeTokenizer {
   readonly vocabSize: number;
   /** GPT-2 ids of `text` (identical to GPT-2's encoder), the tokens' text and UTF-16 offsets. */
@@ -196,6 +212,21 @@ export interface AttnScope {
     kdim?: number; vdim?: number; wq: Tensor; wk: Tensor; wv: Tensor; wo: Tensor;
     bq?: Tensor; bk?: Tensor; bv?: Tensor; bo?: Tensor; mask?: Mask; causal?: boolean; needWeights?: boolean;
   }): { output: Float32Array; weights?: Float32Array };
+
+  /**
+   * A "prepared" multiHeadAttention: the weights are validated once (finiteness included) and kept in wasm
+   * memory, so each forward() copies only its inputs. Same shapes and defaults as multiHeadAttention
+   * (kdim, vdim default to dModel); forward() gives bit-identical results and the same errors (named
+   * `forward: …`). Free it with delete().
+   * @example
+   *   const mha = as.createMultiHeadAttention({ dModel: 8, numHeads: 2, wq, wk, wv, wo, bq, bk, bv, bo });
+   *   const { output, weights } = mha.forward({ query: x, nq: 4, causal: true }); // output [4,8], weights [2,4,4]
+   *   mha.delete();
+   */
+  createMultiHeadAttention(args: {
+    dModel: number; numHeads: number; kdim?: number; vdim?: number; wq: Tensor; wk: Tensor; wv: Tensor; wo: Tensor;
+    bq?: Tensor; bk?: Tensor; bv?: Tensor; bo?: Tensor;
+  }): MultiHeadAttention;
 
   /**
    * Bahdanau additive attention: score[i,j] = wv · tanh(q_i·Wq + k_j·Wk); keys j >= validLen are blocked.

@@ -97,6 +97,34 @@ const SPEC = {
   },
 };
 
+// Prepared multi-head attention (createMultiHeadAttention / forward): the same specs and messages as
+// multiHeadAttention, split into the construction arguments (weights, checked once) and the call ones.
+const MHA_WEIGHT_KEYS = ['dModel', 'numHeads', 'kdim', 'vdim', 'wq', 'wk', 'wv', 'wo', 'bq', 'bk', 'bv', 'bo'];
+const MHA_CALL_KEYS = ['query', 'key', 'value', 'nq', 'nk', 'mask', 'causal', 'needWeights'];
+const pick = (obj, keys) => Object.fromEntries(keys.map((k) => [k, obj[k]]));
+SPEC.createMultiHeadAttention = {
+  spec: pick(SPEC.multiHeadAttention.spec, MHA_WEIGHT_KEYS),
+  defaults(a) {
+    a.kdim ??= a.dModel;
+    a.vdim ??= a.dModel;
+  },
+  after: (a) => divisible('createMultiHeadAttention', a.dModel, 'dModel', a.numHeads, 'numHeads'),
+};
+// forward's spec needs the module's dims ({ dModel, numHeads, kdim, vdim }) for lengths and messages.
+function forwardHooks(dimsOf) {
+  return {
+    defaults(a, input) {
+      Object.assign(a, dimsOf);
+      a.nk ??= a.nq;
+      if (input.key === undefined && (a.nk !== a.nq || a.kdim !== a.dModel)) {
+        fail('TypeError', `forward: key is required when nk (${a.nk}) or kdim (${a.kdim}) differ from nq/dModel`);
+      }
+    },
+    outputs: SPEC.multiHeadAttention.outputs,
+  };
+}
+const FORWARD_SPEC = pick(SPEC.multiHeadAttention.spec, MHA_CALL_KEYS);
+
 function layerSpec(fn, decoder) {
   const block = {
     wq: tensor(['dModel', 'dModel']), wk: tensor(['dModel', 'dModel']), wv: tensor(['dModel', 'dModel']),
@@ -166,6 +194,32 @@ class BpeTokenizer {
     const h = this.#live('decode');
     const arr = f32Ints('decode', 'ids', ids);
     return unwrap(h.decode(arr)).text;
+  }
+
+  delete() {
+    if (this.#handle !== null) {
+      this.#handle.delete();
+      this.#handle = null;
+    }
+  }
+}
+
+/** A multi-head attention whose weights stay in wasm memory (see createMultiHeadAttention); free it with delete(). */
+class MultiHeadAttention {
+  #handle;
+  #dims;
+
+  constructor(handle, dims) {
+    this.#handle = handle;
+    this.#dims = dims;
+  }
+
+  /** Same semantics, results and errors as multiHeadAttention with this module's weights. */
+  forward(args) {
+    if (this.#handle === null) fail('Error', 'forward: this attention module has been deleted');
+    const a = validate('forward', FORWARD_SPEC, args, forwardHooks(this.#dims));
+    for (const k of ['dModel', 'numHeads', 'kdim', 'vdim']) delete a[k];
+    return unwrap(this.#handle.forward(a));
   }
 
   delete() {
@@ -256,6 +310,23 @@ class AttnScope {
       unwrap(err);
     }
     return new BpeTokenizer(handle);
+  }
+
+  /**
+   * Prepares a multi-head attention: the weights (validated once, finiteness included) are copied into wasm
+   * memory and kept there; forward() then takes only the inputs. Free it with delete().
+   */
+  createMultiHeadAttention(args) {
+    const fn = 'createMultiHeadAttention';
+    const { spec, ...hooks } = SPEC[fn];
+    const a = validate(fn, spec, args, hooks);
+    const handle = new this.#m.MhaHandle();
+    const err = handle.load(a);
+    if (err !== null) {
+      handle.delete();
+      unwrap(err);
+    }
+    return new MultiHeadAttention(handle, { dModel: a.dModel, numHeads: a.numHeads, kdim: a.kdim, vdim: a.vdim });
   }
 
   /** Builds a transformer pipeline; see docs/model.md. Free it with delete(). */

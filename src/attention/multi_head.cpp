@@ -105,7 +105,7 @@ core::Result<MhaOutput> multi_head_attention(const MhaArgs& a) {
     ATTN_TRY(core::check_length(fn, "value", a.value.size(), ops::Dims{"nk*vdim", a.nk, a.vdim}.count(),
                                 ops::Dims{"nk*vdim", a.nk, a.vdim}.text()));
   }
-  ATTN_TRY(detail::check_mha_weights(fn, "", a.w, a.d_model, a.kdim, a.vdim));
+  if (!a.weights_checked) ATTN_TRY(detail::check_mha_weights(fn, "", a.w, a.d_model, a.kdim, a.vdim));
   ATTN_TRY(ops::check_mask(fn, "mask", a.mask, a.nq, a.nk));
   MhaOutput out = detail::multi_head_attention_unchecked(a);
   if (out.overflowed) return ops::overflow_error(fn, "scores");

@@ -29,6 +29,9 @@ struct MhaArgs {
   bool causal = false;                 // block key j > i (top-left); combines with mask
   bool need_weights = true;
   bool keep_trace = false;               // fill q/k/v/scores/concat below (for the visualiser)
+  // The weights w were validated (lengths and finiteness, for these d_model/kdim/vdim) when the caller
+  // stored them (a prepared module): skip re-scanning them on every call.
+  bool weights_checked = false;
   const char* fn = "multiHeadAttention";  // name used in error messages (layers pass their own)
 };
 
