@@ -16,7 +16,7 @@
 #include <ctime>
 #endif
 
-#include "kernels/kernel_list.h"
+#include "kernels/kernel_entries.h"
 
 namespace {
 
@@ -88,29 +88,9 @@ void gemm_naive(bool trans_b, int m, int n, int k, const float* a, const float* 
 }
 
 template <class Fn>
-struct Entry {
-  const char* isa;
-  const char* name;
-  Fn fn;
-};
-
-struct Entries {
-  std::vector<Entry<GemmNNFn>> gemm_nn;
-  std::vector<Entry<GemmNTFn>> gemm_nt;
-  std::vector<Entry<SoftmaxRowsFn>> softmax_rows;
-  std::vector<Entry<LayerNormRowsFn>> layer_norm_rows;
-  std::vector<Entry<UnaryFn>> relu, gelu, tanh;
-  std::vector<Entry<AddFn>> add;
-  std::vector<Entry<DotFn>> dot;
-};
-
-Entries collect() {
-  Entries e;
-#define ATTN_COLLECT(slot, isa, fn, tile) e.slot.push_back({#isa, #fn, &attnscope::kernels::fn});
-  ATTN_KERNEL_LIST(ATTN_COLLECT)
-#undef ATTN_COLLECT
-  return e;
-}
+using Entry = attnscope::kernels::KernelEntry<Fn>;
+using Entries = attnscope::kernels::KernelEntries;
+const Entries& collect() { return attnscope::kernels::kernel_entries(); }
 
 // The entry of `isa` that fills that isa's table (the last one listed); `first` picks the first
 // instead (the plain reference twin when a slot has several scalar entries).

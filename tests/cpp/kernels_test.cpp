@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/kernel_list.h"
+#include "kernels/kernel_entries.h"
 #include "support/compare.h"
 
 namespace {
@@ -32,33 +32,8 @@ constexpr float kSentinel = 12345.0f;  // written around outputs; must survive e
 // ---- the kernel list, expanded into one vector of entries per KernelTable slot
 
 template <class Fn>
-struct Entry {
-  std::string isa;
-  std::string name;
-  std::string tile;
-  Fn fn;
-};
-
-struct Entries {
-  std::vector<Entry<GemmNNFn>> gemm_nn;
-  std::vector<Entry<GemmNTFn>> gemm_nt;
-  std::vector<Entry<SoftmaxRowsFn>> softmax_rows;
-  std::vector<Entry<LayerNormRowsFn>> layer_norm_rows;
-  std::vector<Entry<UnaryFn>> relu, gelu, tanh;
-  std::vector<Entry<AddFn>> add;
-  std::vector<Entry<DotFn>> dot;
-};
-
-const Entries& entries() {
-  static const Entries all = [] {
-    Entries e;
-#define ATTN_COLLECT(slot, isa, fn, tile) e.slot.push_back({#isa, #fn, #tile, &attnscope::kernels::fn});
-    ATTN_KERNEL_LIST(ATTN_COLLECT)
-#undef ATTN_COLLECT
-    return e;
-  }();
-  return all;
-}
+using Entry = attnscope::kernels::KernelEntry<Fn>;
+const attnscope::kernels::KernelEntries& entries() { return attnscope::kernels::kernel_entries(); }
 
 // ---- deterministic inputs
 
