@@ -6,14 +6,12 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
-#include <span>
 #include <vector>
 
 #include "attention/multi_head.h"
 #include "convert.h"
-#include "core/check.h"
 #include "errors.h"
-#include "ops/validate.h"
+#include "mha_call.h"
 
 namespace attnscope::bindings {
 namespace {
@@ -32,8 +30,8 @@ class MhaHandle {
     const int vdim = int_in(a["vdim"], d_model);
     std::vector<float> wq = f32_in(a["wq"]), wk = f32_in(a["wk"]), wv = f32_in(a["wv"]), wo = f32_in(a["wo"]);
     std::vector<float> bq = f32_in(a["bq"]), bk = f32_in(a["bk"]), bv = f32_in(a["bv"]), bo = f32_in(a["bo"]);
-    const core::Status s = check(fn, d_model, num_heads, kdim, vdim,
-                                 attention::MhaWeights{wq, wk, wv, wo, bq, bk, bv, bo});
+    const core::Status s = attention::detail::check_mha_config(fn, d_model, num_heads, kdim, vdim,
+                                                               attention::MhaWeights{wq, wk, wv, wo, bq, bk, bv, bo});
     if (!s.ok()) return error_out(s);
     d_model_ = d_model; num_heads_ = num_heads; kdim_ = kdim; vdim_ = vdim;
     wq_ = std::move(wq); wk_ = std::move(wk); wv_ = std::move(wv); wo_ = std::move(wo);
@@ -43,46 +41,18 @@ class MhaHandle {
 
   // a: { query, key?, value?, nq, nk?, mask?, causal?, needWeights? } as validated by index.js.
   val forward(val a) const {
-    // key defaults to query and value to key: one copy, the same span (as module.cpp multi_head_attention).
-    const F32In query(a["query"]), key_in(a["key"]), value_in(a["value"]);
-    using Span = std::span<const float>;
-    const Span key = given(a["key"]) ? Span(key_in) : Span(query);
-    const Span value = given(a["value"]) ? Span(value_in) : key;
-    const auto mask = u8_in(a["mask"]);
     attention::MhaArgs m;
-    m.query = query; m.key = key; m.value = value;
-    m.nq = int_in(a["nq"]);
-    m.nk = int_in(a["nk"], m.nq);
     m.d_model = d_model_;
     m.num_heads = num_heads_;
     m.kdim = kdim_;
     m.vdim = vdim_;
     m.w = attention::MhaWeights{wq_, wk_, wv_, wo_, bq_, bk_, bv_, bo_};
-    m.mask = mask;
-    m.causal = bool_in(a["causal"], false);
-    m.need_weights = bool_in(a["needWeights"], true);
     m.fn = "forward";
-    m.weights_checked = true;  // load() validated them once (check_mha_weights)
-    auto r = attention::multi_head_attention(m);
-    if (!r.ok()) return error_out(r.status());
-    val out = val::object();
-    out.set("output", f32_out(r.value().output));
-    if (m.need_weights) out.set("weights", f32_out(r.value().weights));
-    return out;
+    m.weights_checked = true;  // load() checked them once (detail::check_mha_config)
+    return run_multi_head_attention(a, m);
   }
 
  private:
-  static core::Status check(const char* fn, int d_model, int num_heads, int kdim, int vdim,
-                            const attention::MhaWeights& w) {
-    ATTN_TRY(core::check_positive(fn, "dModel", d_model));
-    ATTN_TRY(core::check_positive(fn, "numHeads", num_heads));
-    ATTN_TRY(core::check_positive(fn, "kdim", kdim));
-    ATTN_TRY(core::check_positive(fn, "vdim", vdim));
-    ATTN_TRY(ops::check_divisible(fn, d_model, num_heads));
-    ATTN_TRY(attention::detail::check_mha_weights(fn, "", w, d_model, kdim, vdim));
-    return core::Status::Ok();
-  }
-
   int d_model_ = 0, num_heads_ = 0, kdim_ = 0, vdim_ = 0;
   std::vector<float> wq_, wk_, wv_, wo_, bq_, bk_, bv_, bo_;
 };

@@ -17,6 +17,7 @@
 #include "attention/attention.h"
 #include "convert.h"
 #include "errors.h"
+#include "mha_call.h"
 #include "kernels/kernels.h"
 #include "model/decoder_layer.h"
 #include "model/encoder_layer.h"
@@ -88,31 +89,14 @@ struct MhaWeightsIn {
 };
 
 val multi_head_attention(val a) {
-  // key defaults to query and value to key: one copy, the same span (the core then scans it once).
-  const F32In query(a["query"]), key_in(a["key"]), value_in(a["value"]);
-  using Span = std::span<const float>;
-  const Span key = given(a["key"]) ? Span(key_in) : Span(query);
-  const Span value = given(a["value"]) ? Span(value_in) : key;
-  const auto mask = u8_in(a["mask"]);
   const MhaWeightsIn w(a);
   attention::MhaArgs m;
-  m.query = query; m.key = key; m.value = value;
-  m.nq = int_in(a["nq"]);
-  m.nk = int_in(a["nk"], m.nq);
   m.d_model = int_in(a["dModel"]);
   m.num_heads = int_in(a["numHeads"]);
   m.kdim = int_in(a["kdim"], m.d_model);
   m.vdim = int_in(a["vdim"], m.d_model);
   m.w = w.spans();
-  m.mask = mask;
-  m.causal = bool_in(a["causal"], false);
-  m.need_weights = bool_in(a["needWeights"], true);
-  auto r = attention::multi_head_attention(m);
-  if (!r.ok()) return error_out(r.status());
-  val out = val::object();
-  out.set("output", f32_out(r.value().output));
-  if (m.need_weights) out.set("weights", f32_out(r.value().weights));
-  return out;
+  return run_multi_head_attention(a, m);
 }
 
 val additive_attention(val a) {

@@ -80,17 +80,28 @@ MhaOutput multi_head_attention_unchecked(const MhaArgs& a) {
   return out;
 }
 
+namespace {
+core::Status check_mha_dims(const char* fn, int d_model, int num_heads, int kdim, int vdim) {
+  ATTN_TRY(core::check_positive(fn, "dModel", d_model));
+  ATTN_TRY(core::check_positive(fn, "numHeads", num_heads));
+  ATTN_TRY(core::check_positive(fn, "kdim", kdim));
+  ATTN_TRY(core::check_positive(fn, "vdim", vdim));
+  return ops::check_divisible(fn, d_model, num_heads);
+}
+}  // namespace
+
+core::Status check_mha_config(const char* fn, int d_model, int num_heads, int kdim, int vdim, const MhaWeights& w) {
+  ATTN_TRY(check_mha_dims(fn, d_model, num_heads, kdim, vdim));
+  return check_mha_weights(fn, "", w, d_model, kdim, vdim);
+}
+
 }  // namespace detail
 
 core::Result<MhaOutput> multi_head_attention(const MhaArgs& a) {
   const char* fn = a.fn;
   ATTN_TRY(core::check_positive(fn, "nq", a.nq));
   ATTN_TRY(core::check_positive(fn, "nk", a.nk));
-  ATTN_TRY(core::check_positive(fn, "dModel", a.d_model));
-  ATTN_TRY(core::check_positive(fn, "numHeads", a.num_heads));
-  ATTN_TRY(core::check_positive(fn, "kdim", a.kdim));
-  ATTN_TRY(core::check_positive(fn, "vdim", a.vdim));
-  ATTN_TRY(ops::check_divisible(fn, a.d_model, a.num_heads));
+  ATTN_TRY(detail::check_mha_dims(fn, a.d_model, a.num_heads, a.kdim, a.vdim));
   ATTN_TRY(ops::check_array(fn, "", "query", a.query, ops::Dims{"nq*dModel", a.nq, a.d_model}));
   // key/value default to query/key: skip re-scanning the same memory.
   if (a.key.data() != a.query.data() || a.key.size() != a.query.size()) {

@@ -29,7 +29,7 @@ struct MhaArgs {
   bool causal = false;                 // block key j > i (top-left); combines with mask
   bool need_weights = true;
   bool keep_trace = false;               // fill q/k/v/scores/concat below (for the visualiser)
-  // The weights w were validated (lengths and finiteness, for these d_model/kdim/vdim) when the caller
+  // The weights w passed detail::check_mha_config for these d_model/num_heads/kdim/vdim when the caller
   // stored them (a prepared module): skip re-scanning them on every call.
   bool weights_checked = false;
   const char* fn = "multiHeadAttention";  // name used in error messages (layers pass their own)
@@ -59,6 +59,11 @@ namespace detail {
 // Layers have no kdim/vdim arguments (kv_dims_named = false): their messages say "dModel*dModel".
 core::Status check_mha_weights(const char* fn, const char* prefix, const MhaWeights& w, int d_model, int kdim,
                                int vdim, bool kv_dims_named = true);
+
+// The part of multi_head_attention's checks that does not depend on the call's inputs: dModel, numHeads,
+// kdim, vdim positive, dModel % numHeads == 0, and every weight (length and finiteness). A prepared module
+// (bindings: createMultiHeadAttention) runs it once when it stores the weights.
+core::Status check_mha_config(const char* fn, int d_model, int num_heads, int kdim, int vdim, const MhaWeights& w);
 
 // The computation without any validation: callers have checked everything multi_head_attention checks.
 MhaOutput multi_head_attention_unchecked(const MhaArgs& a);
