@@ -19,6 +19,13 @@ const tensor = (names, opts = {}) => f32({ len: len(...names), shape: shape(...n
 const coreTensor = (names, opts = {}) => tensor(names, { ...opts, scanFinite: false });
 const maskOf = (...names) => mask({ len: len(...names), shape: shape(...names) });
 
+// key defaults to query and value to key (API.md), which only fits when nk = nq and kdim = dModel.
+function requireKeyUnlessSelf(fn, a, input) {
+  if (input.key === undefined && (a.nk !== a.nq || a.kdim !== a.dModel)) {
+    fail('TypeError', `${fn}: key is required when nk (${a.nk}) or kdim (${a.kdim}) differ from nq/dModel`);
+  }
+}
+
 // ---- argument specs (API.md "Functions")
 
 const SPEC = {
@@ -64,10 +71,7 @@ const SPEC = {
       a.nk ??= a.nq;
       a.kdim ??= a.dModel;
       a.vdim ??= a.dModel;
-      // key defaults to query and value to key (API.md): check the defaulted tensor under its own name.
-      if (input.key === undefined && (a.nk !== a.nq || a.kdim !== a.dModel)) {
-        fail('TypeError', `multiHeadAttention: key is required when nk (${a.nk}) or kdim (${a.kdim}) differ from nq/dModel`);
-      }
+      requireKeyUnlessSelf('multiHeadAttention', a, input);
     },
     after: (a) => divisible('multiHeadAttention', a.dModel, 'dModel', a.numHeads, 'numHeads'),
     outputs: (a) => [['weights', a.numHeads * a.nq * a.nk, `numHeads*nq*nk = ${a.numHeads}*${a.nq}*${a.nk}`]],
@@ -116,9 +120,7 @@ function forwardHooks(dimsOf) {
     defaults(a, input) {
       Object.assign(a, dimsOf);
       a.nk ??= a.nq;
-      if (input.key === undefined && (a.nk !== a.nq || a.kdim !== a.dModel)) {
-        fail('TypeError', `forward: key is required when nk (${a.nk}) or kdim (${a.kdim}) differ from nq/dModel`);
-      }
+      requireKeyUnlessSelf('forward', a, input);
     },
     outputs: SPEC.multiHeadAttention.outputs,
   };
