@@ -12,6 +12,12 @@ import { positionalView } from './views/positional.js';
 import { attentionView } from './views/attention.js';
 import { stepsView } from './views/steps.js';
 import { exampleInputs, exampleResults } from './views/example.js';
+import { modelView, aggregateView } from './views/modelview.js';
+import { additiveView } from './views/additive.js';
+import { regressionView } from './views/regression.js';
+import {
+  meanOverHeads, maxOverHeads, rollout, headEntropy, headDistance, filterLinks,
+} from './aggregates.js';
 
 const $ = (id) => document.getElementById(id);
 const state = parse(location.hash);
@@ -86,6 +92,77 @@ worker.addEventListener('error', (e) => {
   showError(`The compute worker failed to start: ${e.message || 'see the console'}`);
 });
 
+// ---- the attention-family worker (additive attention, kernel regression): one request per kind in
+// flight, the newest parameters sent when it returns, results drawn on the next animation frame — so
+// dragging the bandwidth slider recomputes at most once per frame
+
+const family = new Worker(new URL('./family-worker.js', import.meta.url), { type: 'module' });
+const fam = {
+  additive: { busy: false, dirty: false, result: null, error: null, runs: 0, params: null },
+  regression: { busy: false, dirty: false, result: null, error: null, runs: 0, params: null },
+};
+let famSeq = 0;
+
+function familyParams(kind) {
+  const s = state;
+  if (kind === 'additive') {
+    return { nq: s.adNq, nk: s.adNk, hidden: s.adHidden, validLen: Math.min(s.adValid, s.adNk), seed: s.adSeed };
+  }
+  return { w: s.krW, seed: s.krSeed };
+}
+
+function familyRequest(kind) {
+  const f = fam[kind];
+  if (f.busy) {
+    f.dirty = true;
+    return;
+  }
+  f.busy = true;
+  f.dirty = false;
+  f.params = familyParams(kind);
+  document.documentElement.dataset[`${kind}Busy`] = '1';
+  family.postMessage({ id: ++famSeq, kind, params: f.params });
+}
+
+family.addEventListener('message', (e) => {
+  const msg = e.data;
+  if (msg.type === 'ready') return;
+  const f = fam[msg.kind];
+  f.busy = false;
+  if (f.dirty) {
+    familyRequest(msg.kind); // stale: draw only the newest
+    return;
+  }
+  f.result = msg.ok ? msg.result : f.result;
+  f.error = msg.ok ? null : msg.error.message;
+  requestAnimationFrame(() => {
+    renderFamily(msg.kind);
+    f.runs += 1;
+    document.documentElement.dataset[`${msg.kind}Runs`] = String(f.runs);
+    if (!f.busy) delete document.documentElement.dataset[`${msg.kind}Busy`];
+  });
+});
+family.addEventListener('error', (e) => {
+  for (const kind of Object.keys(fam)) {
+    fam[kind].error = `The attention-family worker failed to start: ${e.message || 'see the console'}`;
+    renderFamily(kind);
+  }
+});
+
+function renderFamily(kind) {
+  const f = fam[kind];
+  const el = $(`${kind}-view`);
+  const parts = [];
+  if (f.error) parts.push(h('div', { class: 'error', role: 'alert' }, h('strong', { text: 'Could not compute this: ' }), f.error));
+  if (f.result) {
+    parts.push(kind === 'additive'
+      ? additiveView({ result: f.result, query: state.adQ, onQuery: (i) => { state.adQ = i; saveHash(); renderFamily('additive'); } })
+      : regressionView({ result: f.result, width: widthOf('regression-view') }));
+  }
+  replace(el, parts);
+  el.classList.toggle('stale', !!f.error);
+}
+
 // ---- status, errors
 
 function showStatus() {
@@ -140,7 +217,7 @@ function renderAll(done) {
   const n = trace.n;
   if (s.token >= n) s.token = 0;
   // widths first: reading layout after the first replace would force a layout per view
-  const width = Object.fromEntries(['positional-view', 'embeddings', 'attention-view', 'steps'].map((id) => [id, widthOf(id)]));
+  const width = Object.fromEntries(['positional-view', 'embeddings', 'attention-view', 'steps', 'model-view'].map((id) => [id, widthOf(id)]));
   const H = trace.layers[Math.min(s.layer, trace.layers.length - 1)].attention.weights.length / (n * n);
   const heads = selectedHeads(s, H);
   const stages = [() => {
@@ -161,14 +238,17 @@ function renderAll(done) {
     }
     replace($('embeddings'), embeddingsView({ trace, width: width.embeddings, selected: s.token, onSelect: select }));
   }, () => {
+    const shown = aggregated(s, width['attention-view']);
     replace($('attention-view'), attentionView({
-      trace, layer: s.layer, heads, token: s.token, width: width['attention-view'],
+      trace: shown, layer: s.layer, heads, token: s.token, width: width['attention-view'],
       onLayer: (l) => { state.layer = l; saveHash(); renderAll(); },
       onHeads: (next) => { state.heads = headsString(next, H); saveHash(); renderSteps(); },
       onSelect: select,
     }));
   }, () => {
     replace($('steps'), stepsFor(width.steps));
+  }, () => {
+    replace($('model-view'), modelFor(width['model-view']));
   }];
   let spent = 0;
   const step = (k) => {
@@ -181,9 +261,66 @@ function renderAll(done) {
     document.body.offsetHeight; // count style and layout in the measured time
     spent += performance.now() - t0;
     if (k + 1 < stages.length) requestAnimationFrame(() => step(k + 1));
-    else done?.(spent);
+    else {
+      document.documentElement.dataset.drawn = String(gen); // every view is drawn (tests wait on this)
+      done?.(spent);
+    }
   };
   step(0);
+}
+
+/**
+ * The attention panel's view-model: the aggregate map (mean / max over heads, rollout) drawn into
+ * #aggregate-view, and the trace the per-head maps draw — the same object unless a threshold or top-k
+ * filter hides weak links, then a copy whose current layer's weights are filtered (web/aggregates.js).
+ */
+function aggregated(s, width) {
+  const n = trace.n;
+  const layer = Math.min(s.layer, trace.layers.length - 1);
+  const A = trace.layers[layer].attention;
+  const H = A.weights.length / (n * n);
+  const opts = { threshold: s.thr, topK: s.topk };
+  const filtering = s.thr > 0 || s.topk > 0;
+  let agg = null;
+  if (s.agg === 'mean') agg = meanOverHeads(A.weights, H, n);
+  else if (s.agg === 'max') agg = maxOverHeads(A.weights, H, n);
+  else if (s.agg === 'rollout') agg = rollout(trace.layers.slice(0, layer + 1).map((ly) => ly.attention.weights), H, n)[layer];
+  if (agg) {
+    const f = filterLinks(agg, n, n, opts);
+    replace($('aggregate-view'), aggregateView({
+      values: f.values, hidden: f.hidden, agg: s.agg, layer, tokens: trace.tokens, thr: s.thr, topk: s.topk,
+      width, token: s.token, onSelect: select,
+    }));
+  } else $('aggregate-view').replaceChildren();
+  if (!filtering) return trace;
+  const filt = (w, rows, cols) => {
+    const out = new Float32Array(w.length);
+    for (let hd = 0; hd < H; hd++) out.set(filterLinks(w.subarray(hd * rows * cols, (hd + 1) * rows * cols), rows, cols, opts).values, hd * rows * cols);
+    return out;
+  };
+  const L = trace.layers[layer];
+  const copy = { ...L, attention: { ...A, weights: filt(A.weights, n, n) } };
+  if (L.cross && trace.source) copy.cross = { ...L.cross, weights: filt(L.cross.weights, n, trace.source.n ?? trace.source.tokens.length) };
+  return { ...trace, layers: trace.layers.map((ly, l) => (l === layer ? copy : ly)) };
+}
+
+/** The model view: every layer × head, with per-head entropy and mean distance (web/aggregates.js). */
+function modelFor(width) {
+  const n = trace.n;
+  const H = trace.layers[0].attention.weights.length / (n * n);
+  const layer = Math.min(state.layer, trace.layers.length - 1);
+  return modelView({
+    trace, width, layer, heads: selectedHeads(state, H),
+    entropy: trace.layers.map((ly) => headEntropy(ly.attention.weights, H, n)),
+    distance: trace.layers.map((ly) => headDistance(ly.attention.weights, H, n)),
+    onOpen: (l, hd) => {
+      state.layer = l;
+      state.heads = headsString([hd], H);
+      saveHash();
+      renderAll();
+      $('panel-attention').scrollIntoView({ block: 'start' });
+    },
+  });
 }
 
 function stepsFor(width) {
@@ -203,11 +340,15 @@ function renderSteps() {
 
 const NUMBER_IDS = ['dModel', 'numHeads', 'numLayers', 'dFF', 'seed', 'base', 'pePositions', 'padTo'];
 const SELECT_IDS = ['tokenizer', 'arch', 'attention', 'positional', 'activation'];
+const VIEW_IDS = ['agg', 'thr', 'topk']; // change only how the trace is drawn: no recompute
+const FAMILY_IDS = { adNq: 'additive', adNk: 'additive', adHidden: 'additive', adValid: 'additive', adSeed: 'additive', krSeed: 'regression' };
 
 function syncControls() {
   for (const r of document.querySelectorAll('input[name=mode]')) r.checked = r.value === state.mode;
   for (const id of SELECT_IDS) $(id).value = state[id];
   for (const id of NUMBER_IDS) $(id).value = String(state[id]);
+  for (const id of [...VIEW_IDS, ...Object.keys(FAMILY_IDS), 'krW']) $(id).value = String(state[id]);
+  $('krW-out').textContent = state.krW.toFixed(1);
   $('normFirst').checked = state.normFirst;
   $('padding').checked = state.padding;
   $('causal').checked = state.arch === 'decoder';
@@ -270,6 +411,31 @@ function wire() {
       change(id, v, 250);
     });
   }
+  $('agg').addEventListener('change', () => { state.agg = $('agg').value; saveHash(); renderAll(); });
+  for (const id of ['thr', 'topk']) {
+    $(id).addEventListener('input', () => {
+      const v = Number($(id).value);
+      if ($(id).value.trim() === '' || !Number.isFinite(v) || v < 0 || (id === 'topk' && !Number.isInteger(v)) || (id === 'thr' && v > 1)) return;
+      state[id] = v;
+      saveHash();
+      renderAll();
+    });
+  }
+  for (const [id, kind] of Object.entries(FAMILY_IDS)) {
+    $(id).addEventListener('input', () => {
+      const v = Number($(id).value);
+      if ($(id).value.trim() === '' || !Number.isInteger(v) || v < Number($(id).min) || ($(id).max && v > Number($(id).max))) return;
+      state[id] = v;
+      saveHash();
+      familyRequest(kind);
+    });
+  }
+  $('krW').addEventListener('input', () => {
+    state.krW = Number($('krW').value);
+    $('krW-out').textContent = state.krW.toFixed(1);
+    saveHash();
+    familyRequest('regression');
+  });
   $('normFirst').addEventListener('change', () => change('normFirst', $('normFirst').checked, 0));
   $('padding').addEventListener('change', () => change('padding', $('padding').checked, 0));
   $('causal').addEventListener('change', () => { change('arch', $('causal').checked ? 'decoder' : 'encoder', 0); $('arch').value = state.arch; });
@@ -282,6 +448,8 @@ function wire() {
     Object.assign(state, parse(location.hash));
     syncControls();
     schedule(0);
+    familyRequest('additive');
+    familyRequest('regression');
   });
   let resizeTimer = 0;
   let lastW = window.innerWidth;
@@ -289,7 +457,7 @@ function wire() {
     if (window.innerWidth === lastW) return;
     lastW = window.innerWidth;
     clearTimeout(resizeTimer);
-    resizeTimer = setTimeout(() => renderAll(), 150);
+    resizeTimer = setTimeout(() => { renderAll(); renderFamily('regression'); }, 150);
   });
   $('copy-link').addEventListener('click', async () => {
     const b = $('copy-link');
@@ -331,6 +499,12 @@ Object.defineProperty(window, '__attnscope', {
     get info() { return Object.freeze({ ...info }); },
     get error() { return lastError; },
     get runs() { return runs; },
+    /** the attention-family views' last results and the parameters they were computed for */
+    get family() {
+      return Object.freeze(Object.fromEntries(Object.entries(fam).map(([k, f]) => [k, Object.freeze({
+        result: f.result, params: f.params, error: f.error, runs: f.runs,
+      })])));
+    },
     defaults: DEFAULTS,
   }),
 });
@@ -338,3 +512,5 @@ Object.defineProperty(window, '__attnscope', {
 syncControls();
 wire();
 schedule(0);
+familyRequest('additive');
+familyRequest('regression');

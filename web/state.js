@@ -32,6 +32,17 @@ export const DEFAULTS = Object.freeze({
   heads: 'all', // 'all' or comma-separated head indices
   token: 0, // query token of the step-by-step view
   ex: '', // edited worked-example embeddings, 18 numbers comma-separated ('' = the published ones)
+  agg: 'heads', // attention panel: 'heads' (one map per head) | 'mean' | 'max' over heads | 'rollout' to this layer
+  thr: 0, // hide links with weight below this (0 = show all)
+  topk: 0, // keep only the k strongest links per query (0 = all)
+  adNq: 3, // additive attention: queries, keys, hidden size, valid keys, seed of inputs and weights
+  adNk: 6,
+  adHidden: 4,
+  adValid: 4,
+  adSeed: 1,
+  adQ: 0, // the query whose tanh features are shown
+  krW: 1, // kernel regression: Gaussian kernel bandwidth w, seed of the training noise
+  krSeed: 1,
 });
 
 const ENUMS = {
@@ -41,12 +52,15 @@ const ENUMS = {
   attention: ['simple', 'scaled', 'multi'],
   activation: ['relu', 'gelu'],
   positional: ['sinusoidal', 'learned', 'none'],
+  agg: ['heads', 'mean', 'max', 'rollout'],
 };
 const INTS = {
   dModel: [1, 1024], numHeads: [1, 64], numLayers: [1, 12], dFF: [1, 4096], pePositions: [1, 1024],
   seed: [0, 2 ** 31 - 1], padTo: [0, 1024], layer: [0, 11], token: [0, 4095],
+  topk: [0, 4096], adNq: [1, 8], adNk: [1, 8], adHidden: [1, 8], adValid: [0, 8], adQ: [0, 7], adSeed: [0, 2 ** 31 - 1],
+  krSeed: [0, 2 ** 31 - 1],
 };
-const NUMS = { base: [1e-6, 1e12] };
+const NUMS = { base: [1e-6, 1e12], thr: [0, 1], krW: [0.1, 25] };
 const BOOLS = ['normFirst', 'padding'];
 const STRINGS = ['text', 'source', 'target', 'heads', 'ex'];
 
