@@ -69,6 +69,10 @@ worker.addEventListener('message', (e) => {
   }
   const finish = () => {
     runs += 1;
+    if (runs === 1) {
+      familyRequest('additive');
+      familyRequest('regression');
+    }
     document.documentElement.dataset.runs = String(runs);
     if (!inflight && !pending) delete document.documentElement.dataset.busy;
     showStatus();
@@ -93,13 +97,14 @@ worker.addEventListener('error', (e) => {
 });
 
 // ---- the attention-family worker (additive attention, kernel regression): one request per kind in
-// flight, the newest parameters sent when it returns, results drawn on the next animation frame — so
-// dragging the bandwidth slider recomputes at most once per frame
+// flight, the newest parameters sent when it returns, and at most one draw per animation frame — so
+// dragging the bandwidth slider never queues stale work. Started after the first model result, so its
+// module instance does not compete with the first trace for the CPU.
 
-const family = new Worker(new URL('./family-worker.js', import.meta.url), { type: 'module' });
+let family = null;
 const fam = {
-  additive: { busy: false, dirty: false, result: null, error: null, runs: 0, params: null },
-  regression: { busy: false, dirty: false, result: null, error: null, runs: 0, params: null },
+  additive: { busy: false, dirty: false, frame: false, result: null, error: null, runs: 0, params: null },
+  regression: { busy: false, dirty: false, frame: false, result: null, error: null, runs: 0, params: null },
 };
 let famSeq = 0;
 
@@ -121,10 +126,23 @@ function familyRequest(kind) {
   f.dirty = false;
   f.params = familyParams(kind);
   document.documentElement.dataset[`${kind}Busy`] = '1';
-  family.postMessage({ id: ++famSeq, kind, params: f.params });
+  familyWorker().postMessage({ id: ++famSeq, kind, params: f.params });
 }
 
-family.addEventListener('message', (e) => {
+function familyWorker() {
+  if (family) return family;
+  family = new Worker(new URL('./family-worker.js', import.meta.url), { type: 'module' });
+  family.addEventListener('message', onFamilyMessage);
+  family.addEventListener('error', (e) => {
+    for (const kind of Object.keys(fam)) {
+      fam[kind].error = `The attention-family worker failed to start: ${e.message || 'see the console'}`;
+      renderFamily(kind);
+    }
+  });
+  return family;
+}
+
+function onFamilyMessage(e) {
   const msg = e.data;
   if (msg.type === 'ready') return;
   const f = fam[msg.kind];
@@ -135,19 +153,16 @@ family.addEventListener('message', (e) => {
   }
   f.result = msg.ok ? msg.result : f.result;
   f.error = msg.ok ? null : msg.error.message;
+  if (f.frame) return; // a draw is already due this frame: it draws this newer result
+  f.frame = true;
   requestAnimationFrame(() => {
+    f.frame = false;
     renderFamily(msg.kind);
     f.runs += 1;
     document.documentElement.dataset[`${msg.kind}Runs`] = String(f.runs);
     if (!f.busy) delete document.documentElement.dataset[`${msg.kind}Busy`];
   });
-});
-family.addEventListener('error', (e) => {
-  for (const kind of Object.keys(fam)) {
-    fam[kind].error = `The attention-family worker failed to start: ${e.message || 'see the console'}`;
-    renderFamily(kind);
-  }
-});
+}
 
 function renderFamily(kind) {
   const f = fam[kind];
@@ -205,8 +220,8 @@ function select(i) {
 let renderGen = 0;
 
 /**
- * Draws every view from (trace, state) in three steps, one per animation frame (inputs and tokens,
- * then attention, then the step-by-step view), so typing is never blocked for long; a newer render
+ * Draws every view from (trace, state) in four steps, one per animation frame (inputs and tokens,
+ * then attention, then the step-by-step view, then the model view), so typing is never blocked for long; a newer render
  * abandons an older one. `done(ms)` gets the main-thread time spent, style and layout included.
  */
 function renderAll(done) {
@@ -512,5 +527,3 @@ Object.defineProperty(window, '__attnscope', {
 syncControls();
 wire();
 schedule(0);
-familyRequest('additive');
-familyRequest('regression');
