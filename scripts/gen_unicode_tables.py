@@ -4,6 +4,17 @@
 Two tables, each a sorted list of {first, last, value} ranges (code points not listed have value 0):
   kCategoryRanges  - kLetter (General_Category L*), kNumber (N*), kMark (M*), kSpace (White_Space)
   kGraphemeRanges  - Grapheme_Cluster_Break values of UAX #29, plus Extended_Pictographic
+and the data of the BERT normalizer (src/tokenizers/wordpiece.cpp):
+  kBertRanges      - flag bits: 1 control (General_Category C*), 2 BERT punctuation (ASCII 33-47, 58-64, 91-96,
+                     123-126 and P*), 4 nonspacing mark (Mn), 8 non-starter (Canonical_Combining_Class != 0)
+  kNonMnCombining  - {cp, cp, ccc} for the non-starters that are not Mn (the only ones whose order survives
+                     accent stripping)
+  kLowercaseRanges - {first, last, delta, stride}: every stride-th code point from first maps to cp + delta
+                     (single-code-point lowercase; U+0130, the one multi-code-point lowercase, is handled in code)
+  kStripRanges     - {first | (count - 1) << 21, out}: NFD without Mn marks is the one code point `out` for
+                     count code points from first (Hangul syllables are decomposed algorithmically in code)
+  kStripMulti      - {cp, {a, b, c}}: NFD without Mn is empty or 2-3 code points (unused slots 0); 0x110000
+                     stands for a dropped Mn of combining class 0, which still separates non-starters
 
 Source: Python's unicodedata (Unicode version printed into the output). unicodedata has General_Category
 but neither White_Space, Grapheme_Cluster_Break nor Extended_Pictographic, so those are derived here from
@@ -184,6 +195,79 @@ for my $cp (0 .. 0x10FFFF) {
     return mismatches
 
 
+BARRIER = 0x110000
+
+
+def bert_flags(cp):
+    ch = chr(cp)
+    gc = unicodedata.category(ch)
+    flags = 0
+    if gc[0] == "C":
+        flags |= 1
+    if 33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126 or gc[0] == "P":
+        flags |= 2
+    if gc == "Mn":
+        flags |= 4
+    if unicodedata.combining(ch) != 0:
+        flags |= 8
+    return flags
+
+
+def bert_tables():
+    """Rows of kBertRanges, kNonMnCombining, kLowercaseRanges, kStripRanges, kStripPairs (see the docstring)."""
+    flags = []
+    for cp in range(MAX_CP + 1):
+        f = bert_flags(cp)
+        if f and flags and flags[-1][1] == cp - 1 and flags[-1][2] == f:
+            flags[-1][1] = cp
+        elif f:
+            flags.append([cp, cp, f])
+    non_mn = [(cp, cp, unicodedata.combining(chr(cp))) for cp in range(MAX_CP + 1)
+              if unicodedata.combining(chr(cp)) and unicodedata.category(chr(cp)) != "Mn"]
+    lower = []  # [first, last, delta, stride]; stride 0 while a run has one member
+    for cp in range(MAX_CP + 1):
+        low = chr(cp).lower()
+        if len(low) != 1 or low == chr(cp):
+            continue
+        delta = ord(low) - cp
+        if lower and lower[-1][2] == delta and (cp - lower[-1][1] == lower[-1][3] or
+                                               (lower[-1][3] == 0 and cp - lower[-1][1] in (1, 2))):
+            lower[-1][3] = cp - lower[-1][1]
+            lower[-1][1] = cp
+        else:
+            lower.append([cp, cp, delta, 0])
+    lower = [(a, b, d, st or 1) for a, b, d, st in lower]
+    strip, pairs = [], []
+    for cp in range(MAX_CP + 1):
+        if 0xAC00 <= cp <= 0xD7A3 or 0xD800 <= cp <= 0xDFFF:
+            continue
+        nfd = unicodedata.normalize("NFD", chr(cp))
+        if nfd == chr(cp):
+            continue
+        # A dropped Mn that is a starter (ccc 0) still ends a run of non-starters for canonical reordering: it
+        # stays as BARRIER (0x110000, not a code point).
+        out = [ord(c) if unicodedata.category(c) != "Mn" else BARRIER for c in nfd
+               if unicodedata.category(c) != "Mn" or unicodedata.combining(c) == 0]
+        if len(out) == 1 and out[0] != BARRIER:
+            if strip and strip[-1][1] == cp - 1 and strip[-1][2] == out[0] and strip[-1][1] - strip[-1][0] < 2047:
+                strip[-1][1] = cp
+            else:
+                strip.append([cp, cp, out[0]])
+        else:
+            assert len(out) <= 3, hex(cp)
+            out += [0] * (3 - len(out))
+            pairs.append((cp, out[0], out[1], out[2]))
+    return flags, non_mn, lower, strip, pairs
+
+
+def emit_rows(decl, rows, fmt, per_row):
+    lines = [decl + " = {"]
+    for i in range(0, len(rows), per_row):
+        lines.append("    " + ",".join(fmt(r) for r in rows[i:i + per_row]) + ",")
+    lines.append("};")
+    return "\n".join(lines)
+
+
 def emit(name, enum, ranges):
     lines = [f"inline constexpr UnicodeRange {name}[] = {{"]
     row = []
@@ -205,6 +289,7 @@ def main():
         sys.exit(1 if check_perl(cat_ranges, gcb_ranges) else 0)
     here = os.path.dirname(os.path.abspath(__file__))
     path = os.path.join(here, "..", "src", "tokenizers", "unicode_tables.inc")
+    flags, non_mn, lower, strip, pairs = bert_tables()
     text = "\n".join([
         "// GENERATED by scripts/gen_unicode_tables.py from Python unicodedata "
         f"{unicodedata.unidata_version}; do not edit.",
@@ -214,11 +299,21 @@ def main():
         f'inline constexpr const char kUnicodeVersion[] = "{unicodedata.unidata_version}";',
         emit("kCategoryRanges", CATEGORY, cat_ranges),
         emit("kGraphemeRanges", GCB, gcb_ranges),
+        "// BERT normalizer data (see scripts/gen_unicode_tables.py).",
+        emit_rows("inline constexpr UnicodeRange kBertRanges[]", flags, lambda r: f"{{0x{r[0]:X},0x{r[1]:X},{r[2]}}}", 6),
+        emit_rows("inline constexpr UnicodeRange kNonMnCombining[]", non_mn,
+                  lambda r: f"{{0x{r[0]:X},0x{r[1]:X},{r[2]}}}", 6),
+        emit_rows("inline constexpr DeltaRange kLowercaseRanges[]", lower,
+                  lambda r: f"{{0x{r[0]:X},0x{r[1]:X},{r[2]},{r[3]}}}", 5),
+        emit_rows("inline constexpr StripRange kStripRanges[]", strip,
+                  lambda r: f"{{0x{r[0] | (r[1] - r[0]) << 21:X},0x{r[2]:X}}}", 6),
+        emit_rows("inline constexpr StripMulti kStripMulti[]", pairs, lambda r: f"{{0x{r[0]:X},{{0x{r[1]:X},0x{r[2]:X},0x{r[3]:X}}}}}", 5),
         "",
     ])
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
-    print(f"wrote {path}: {len(cat_ranges)} category ranges, {len(gcb_ranges)} grapheme ranges")
+    print(f"wrote {path}: {len(cat_ranges)} category ranges, {len(gcb_ranges)} grapheme ranges, {len(flags)} BERT "
+          f"ranges, {len(lower)} lowercase ranges, {len(strip)} + {len(pairs)} accent-stripping rows")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 #include "tokenizers/unicode.h"
 
 #include <cstdio>
+#include <iterator>
 
 namespace attnscope::tokenizers {
 namespace {
@@ -12,6 +13,24 @@ struct UnicodeRange {
   std::uint32_t last;
   std::uint8_t value;
 };
+
+// Lowercase: every stride-th code point of [first, last] maps to cp + delta.
+struct DeltaRange {
+  std::uint32_t first;
+  std::uint32_t last;
+  std::int32_t delta;
+  std::uint32_t stride;
+};
+// Accent stripping: code points [first, first + count) with count = (code >> 21) + 1 all become `out`.
+struct StripRange {
+  std::uint32_t code;  // first | (count - 1) << 21
+  std::uint32_t out;
+};
+struct StripMulti {
+  std::uint32_t cp;
+  std::uint32_t out[3];  // 0 = unused
+};
+enum BertFlag : std::uint8_t { kControl = 1, kPunctuation = 2, kNonspacingMark = 4, kNonStarter = 8 };
 
 #include "tokenizers/unicode_tables.inc"
 
@@ -64,6 +83,79 @@ std::size_t sequence_at(std::string_view s, std::size_t i, char32_t* cp, std::si
 Category category_of(char32_t cp) { return static_cast<Category>(lookup(kCategoryRanges, cp)); }
 GraphemeBreak grapheme_break_of(char32_t cp) { return static_cast<GraphemeBreak>(lookup(kGraphemeRanges, cp)); }
 const char* unicode_version() { return kUnicodeVersion; }
+
+bool is_other_category(char32_t cp) { return (lookup(kBertRanges, cp) & kControl) != 0; }
+bool is_bert_punctuation(char32_t cp) { return (lookup(kBertRanges, cp) & kPunctuation) != 0; }
+bool is_nonspacing_mark(char32_t cp) { return (lookup(kBertRanges, cp) & kNonspacingMark) != 0; }
+
+std::uint8_t combining_class_unless_mn(char32_t cp) {
+  const std::uint8_t flags = lookup(kBertRanges, cp);
+  if ((flags & kNonStarter) == 0) return 0;
+  return (flags & kNonspacingMark) != 0 ? 255 : lookup(kNonMnCombining, cp);
+}
+
+std::size_t lowercase(char32_t cp, char32_t out[2]) {
+  if (cp == 0x130) {  // LATIN CAPITAL LETTER I WITH DOT ABOVE -> "i" + COMBINING DOT ABOVE (SpecialCasing.txt)
+    out[0] = U'i';
+    out[1] = 0x307;
+    return 2;
+  }
+  std::size_t lo = 0, hi = std::size(kLowercaseRanges);  // last range with first <= cp
+  while (lo < hi) {
+    const std::size_t mid = (lo + hi) / 2;
+    if (kLowercaseRanges[mid].first <= cp) lo = mid + 1; else hi = mid;
+  }
+  out[0] = cp;
+  if (lo > 0) {
+    const DeltaRange& r = kLowercaseRanges[lo - 1];
+    if (cp <= r.last && (cp - r.first) % r.stride == 0) out[0] = static_cast<char32_t>(static_cast<std::int64_t>(cp) + r.delta);
+  }
+  return 1;
+}
+
+std::size_t decompose_without_marks(char32_t cp, char32_t out[3]) {
+  if (cp >= 0xAC00 && cp <= 0xD7A3) {  // Hangul syllable: L V (T), Unicode 14 §3.12
+    const char32_t s = cp - 0xAC00;
+    out[0] = 0x1100 + s / 588;
+    out[1] = 0x1161 + (s % 588) / 28;
+    if (s % 28 == 0) return 2;
+    out[2] = 0x11A7 + s % 28;
+    return 3;
+  }
+  std::size_t lo = 0, hi = std::size(kStripRanges);
+  while (lo < hi) {
+    const std::size_t mid = (lo + hi) / 2;
+    if ((kStripRanges[mid].code & 0x1FFFFFu) <= cp) lo = mid + 1; else hi = mid;
+  }
+  if (lo > 0) {
+    const StripRange& r = kStripRanges[lo - 1];
+    if (cp - (r.code & 0x1FFFFFu) <= (r.code >> 21)) {
+      out[0] = r.out;
+      return 1;
+    }
+  }
+  lo = 0;
+  hi = std::size(kStripMulti);
+  while (lo < hi) {
+    const std::size_t mid = (lo + hi) / 2;
+    if (kStripMulti[mid].cp < cp) lo = mid + 1; else hi = mid;
+  }
+  if (lo < std::size(kStripMulti) && kStripMulti[lo].cp == cp) {
+    std::size_t n = 0;
+    for (std::uint32_t c : kStripMulti[lo].out) {
+      if (c != 0) out[n++] = c;
+    }
+    return n;
+  }
+  const std::uint8_t flags = lookup(kBertRanges, cp);
+  if ((flags & kNonspacingMark) != 0) {
+    if ((flags & kNonStarter) != 0) return 0;
+    out[0] = kReorderBarrier;
+    return 1;
+  }
+  out[0] = cp;
+  return 1;
+}
 
 void append_utf8(std::string& out, char32_t cp) {
   if (cp < 0x80) {

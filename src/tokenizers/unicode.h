@@ -30,6 +30,24 @@ GraphemeBreak grapheme_break_of(char32_t cp);
 inline bool is_space(char32_t cp) { return category_of(cp) == Category::kSpace; }
 const char* unicode_version();  // "14.0.0": the Unicode version of the tables
 
+// Character data of the BERT normalizer and pre-tokenizer (wordpiece.cpp), from the same generated tables.
+bool is_other_category(char32_t cp);    // General_Category C* (Cc, Cf, Cn, Co, Cs): BERT's "control"
+bool is_bert_punctuation(char32_t cp);  // ASCII 33-47, 58-64, 91-96, 123-126, or General_Category P*
+bool is_nonspacing_mark(char32_t cp);   // General_Category Mn
+// Canonical_Combining_Class of cp when it is not Mn (the classes that still order code points once Mn marks are
+// dropped); 0 for starters, 255 for every Mn non-starter.
+std::uint8_t combining_class_unless_mn(char32_t cp);
+// Full lowercase mapping (Python's str.lower() of one character, without the context of Final_Sigma): writes
+// 1 or 2 code points to out and returns how many.
+std::size_t lowercase(char32_t cp, char32_t out[2]);
+// The canonical decomposition (NFD) of one code point with the Mn marks dropped, as BERT's accent stripping
+// sees it before canonical reordering: writes 0..3 values to out and returns how many ("é" -> "e",
+// U+0344 -> nothing, U+AC01 -> 3 jamo, an Mn non-starter -> nothing, anything else -> itself). A dropped Mn of
+// combining class 0 (e.g. U+034F, or U+0B56 inside U+0B48) leaves kReorderBarrier: it is not output, but it
+// still ends a run of non-starters that canonical reordering sorts.
+inline constexpr char32_t kReorderBarrier = 0x110000;
+std::size_t decompose_without_marks(char32_t cp, char32_t out[3]);
+
 // A UTF-8 string decoded to code points. For code point p (0 <= p < n): bytes [byte_offset[p], byte_offset[p+1])
 // and UTF-16 units [utf16_offset[p], utf16_offset[p+1]) (2 units for code points above U+FFFF).
 struct DecodedText {

@@ -1,0 +1,489 @@
+// BERT WordPiece: added-token matching, the BertNormalizer, BertPreTokenizer and greedy WordPiece, and the
+// WordPiece decoder. Layer: tokenizers (depends on core/ only). References: google-research/bert tokenization.py,
+// Hugging Face tokenizers (normalizers/bert.rs, pre_tokenizers/bert.rs, models/wordpiece, decoders/wordpiece.rs).
+#include "tokenizers/wordpiece.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "tokenizers/unicode.h"
+
+namespace attnscope::tokenizers {
+namespace {
+
+// HF's is_chinese_char: the CJK Unified Ideographs blocks. HF has 0x2B920 where BERT's Python has 0x2B820; we
+// follow HF (tokenizer.json is its format), as wordpiece_ref.py does.
+bool is_chinese_char(char32_t cp) {
+  return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x20000 && cp <= 0x2A6DF) ||
+         (cp >= 0x2A700 && cp <= 0x2B73F) || (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B920 && cp <= 0x2CEAF) ||
+         (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
+}
+
+// HF's word character for single_word added tokens (regex \w): letters, digits, marks and "_".
+bool is_word_char(char32_t cp) {
+  const Category c = category_of(cp);
+  return c == Category::kLetter || c == Category::kNumber || c == Category::kMark || cp == U'_';
+}
+
+std::u32string to_cps(std::string_view utf8) {
+  std::u32string out;
+  auto decoded = decode_utf8(utf8, "", "");
+  if (decoded.ok()) out.assign(decoded.value().cps.begin(), decoded.value().cps.end());
+  return out;
+}
+
+// Quotes a token for a message: 'text' with controls escaped, long text cut at 40 code points.
+std::string quoted(std::string_view raw) {
+  std::string out = "'";
+  std::size_t count = 0;
+  for (char ch : replace_invalid_utf8(raw)) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((c & 0xC0) != 0x80 && ++count > 40) return out + "...'";
+    if (c < 0x20 || c == 0x7F) {
+      static const char* hex = "0123456789ABCDEF";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += ch;
+    }
+  }
+  return out + "'";
+}
+
+}  // namespace
+
+// ---- AddedTokenMatcher --------------------------------------------------------------------------------------
+
+AddedTokenMatcher::AddedTokenMatcher(const std::vector<AddedToken>& tokens,
+                                     const std::vector<std::u32string>& patterns) {
+  for (std::size_t i = 0; i < tokens.size() && i < patterns.size(); ++i) {
+    if (patterns[i].empty()) continue;
+    patterns_.push_back(Pattern{patterns[i], i, tokens[i].lstrip, tokens[i].rstrip, tokens[i].single_word});
+  }
+  std::stable_sort(patterns_.begin(), patterns_.end(), [](const Pattern& a, const Pattern& b) {
+    return a.cps[0] != b.cps[0] ? a.cps[0] < b.cps[0] : a.cps.size() > b.cps.size();
+  });
+  for (std::size_t i = 0; i < patterns_.size();) {
+    std::size_t j = i;
+    while (j < patterns_.size() && patterns_[j].cps[0] == patterns_[i].cps[0]) ++j;
+    by_first_[patterns_[i].cps[0]] = {i, j};
+    i = j;
+  }
+}
+
+std::vector<AddedTokenMatcher::Match> AddedTokenMatcher::find(std::span<const char32_t> cps) const {
+  std::vector<Match> matches;
+  if (patterns_.empty()) return matches;
+  const std::size_t n = cps.size();
+  std::size_t done = 0;  // end of the previous match: lstrip never reaches before it
+  for (std::size_t i = 0; i < n;) {
+    const auto it = by_first_.find(cps[i]);
+    const Pattern* hit = nullptr;
+    if (it != by_first_.end()) {
+      for (std::size_t k = it->second.first; k < it->second.second && hit == nullptr; ++k) {
+        const Pattern& p = patterns_[k];  // longest first
+        if (p.cps.size() > n - i || !std::equal(p.cps.begin(), p.cps.end(), cps.begin() + static_cast<std::ptrdiff_t>(i))) {
+          continue;
+        }
+        const std::size_t end = i + p.cps.size();
+        if (p.single_word && ((i > 0 && is_word_char(cps[i - 1])) || (end < n && is_word_char(cps[end])))) continue;
+        hit = &p;
+      }
+    }
+    if (hit == nullptr) {
+      ++i;
+      continue;
+    }
+    std::size_t first = i, last = i + hit->cps.size();
+    if (hit->lstrip) {
+      while (first > done && is_space(cps[first - 1])) --first;
+    }
+    if (hit->rstrip) {
+      while (last < n && is_space(cps[last])) ++last;
+    }
+    matches.push_back(Match{first, last, hit->token});
+    done = i = last;
+  }
+  return matches;
+}
+
+// ---- construction -------------------------------------------------------------------------------------------
+
+core::Result<std::unique_ptr<WordPieceTokenizer>> WordPieceTokenizer::create(
+    std::vector<std::pair<std::string, std::int32_t>> vocab, std::vector<AddedToken> added,
+    const WordPieceOptions& options, const Names& names) {
+  using core::invalid_error;
+  using core::range_error;
+  std::unique_ptr<WordPieceTokenizer> tok(new WordPieceTokenizer());
+  tok->options_ = options;
+  tok->strip_ = options.strip_accents.value_or(options.lowercase);
+  if (options.max_input_chars_per_word == 0) {
+    return range_error(names.fn, names.arg, names.options + "max_input_chars_per_word must be at least 1");
+  }
+  // 1. Vocab: ids in range and distinct; a repeated token keeps its last id.
+  tok->ids_.reserve(vocab.size() + added.size());
+  for (auto& [token, id] : vocab) {
+    if (id < 0) {
+      return range_error(names.fn, names.arg, names.vocab + "[" + quoted(token) + "] (" + std::to_string(id) +
+                                                  ") must be an id in [0, 2147483647]");
+    }
+    tok->ids_[token] = id;
+    tok->by_id_.emplace_back(id, std::move(token));
+  }
+  std::stable_sort(tok->by_id_.begin(), tok->by_id_.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (std::size_t i = 1; i < tok->by_id_.size(); ++i) {
+    if (tok->by_id_[i].first == tok->by_id_[i - 1].first) {
+      return invalid_error(names.fn, names.arg, names.vocab + "[" + quoted(tok->by_id_[i - 1].second) + "] and " +
+                                                    names.vocab + "[" + quoted(tok->by_id_[i].second) +
+                                                    "] have the same id " + std::to_string(tok->by_id_[i].first));
+    }
+  }
+  const auto unk = tok->ids_.find(options.unk_token);
+  if (unk == tok->ids_.end()) {
+    return invalid_error(names.fn, names.arg, names.options + "unk_token " + quoted(options.unk_token) +
+                                                  " is not in the " + names.vocab);
+  }
+  tok->unk_id_ = unk->second;
+
+  // 2. Added tokens: content non-empty, ids distinct, consistent with the vocab; new ids extend it.
+  std::unordered_map<std::int32_t, std::size_t> added_ids;
+  std::vector<std::pair<std::int32_t, std::string>> extra;
+  for (std::size_t i = 0; i < added.size(); ++i) {
+    const AddedToken& a = added[i];
+    const std::string where = names.added + "[" + std::to_string(i) + "]";
+    if (a.content.empty()) return invalid_error(names.fn, names.arg, where + ".content must not be empty");
+    if (!is_valid_utf8(a.content)) return invalid_error(names.fn, names.arg, where + ".content is not valid UTF-8");
+    if (a.id < 0) {
+      return range_error(names.fn, names.arg, where + ".id (" + std::to_string(a.id) + ") must be an id in [0, 2147483647]");
+    }
+    if (!added_ids.emplace(a.id, i).second) {
+      return invalid_error(names.fn, names.arg, where + " (" + quoted(a.content) + ") has the id " + std::to_string(a.id) +
+                                                    " of " + names.added + "[" + std::to_string(added_ids[a.id]) + "]");
+    }
+    const auto in_vocab = tok->ids_.find(a.content);
+    const auto by_id = std::lower_bound(tok->by_id_.begin(), tok->by_id_.end(), a.id,
+                                        [](const auto& e, std::int32_t v) { return e.first < v; });
+    const bool id_taken = by_id != tok->by_id_.end() && by_id->first == a.id;
+    if (in_vocab != tok->ids_.end() && in_vocab->second != a.id) {
+      return invalid_error(names.fn, names.arg, where + " (" + quoted(a.content) + ") has id " + std::to_string(a.id) +
+                                                    " but the " + names.vocab + " gives it " +
+                                                    std::to_string(in_vocab->second));
+    }
+    if (in_vocab == tok->ids_.end()) {
+      if (id_taken) {
+        return invalid_error(names.fn, names.arg, where + " (" + quoted(a.content) + ") has id " + std::to_string(a.id) +
+                                                      ", which the " + names.vocab + " gives to " + quoted(by_id->second));
+      }
+      for (const auto& e : extra) {
+        if (e.second == a.content) {
+          return invalid_error(names.fn, names.arg, where + " repeats the content " + quoted(a.content));
+        }
+      }
+      extra.emplace_back(a.id, a.content);
+    }
+  }
+  for (auto& e : extra) {
+    tok->ids_[e.second] = e.first;
+    tok->by_id_.insert(std::lower_bound(tok->by_id_.begin(), tok->by_id_.end(), e.first,
+                                        [](const auto& x, std::int32_t v) { return x.first < v; }),
+                       std::move(e));
+  }
+  // 3. Matchers: raw contents for non-normalized tokens, normalized contents for the others.
+  tok->added_ = std::move(added);
+  std::vector<std::u32string> raw(tok->added_.size()), norm(tok->added_.size());
+  std::vector<NormChar> chars;
+  for (std::size_t i = 0; i < tok->added_.size(); ++i) {
+    const std::u32string cps = to_cps(tok->added_[i].content);
+    if (!tok->added_[i].normalized) {
+      raw[i] = cps;
+      continue;
+    }
+    chars.clear();
+    tok->normalize(cps, 0, &chars);
+    for (const NormChar& c : chars) norm[i].push_back(c.cp);
+  }
+  tok->raw_matcher_ = AddedTokenMatcher(tok->added_, raw);
+  tok->normalized_matcher_ = AddedTokenMatcher(tok->added_, norm);
+  return tok;
+}
+
+core::Result<std::unique_ptr<WordPieceTokenizer>> WordPieceTokenizer::from_vocab_txt(std::string_view vocab_txt,
+                                                                                     bool lowercase,
+                                                                                     const Names& names) {
+  std::vector<std::pair<std::string, std::int32_t>> vocab;
+  std::size_t pos = 0;
+  while (pos < vocab_txt.size()) {
+    std::size_t nl = vocab_txt.find('\n', pos);
+    if (nl == std::string_view::npos) nl = vocab_txt.size();
+    std::string_view line = vocab_txt.substr(pos, nl - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (vocab.size() == static_cast<std::size_t>(INT32_MAX)) {
+      return core::range_error(names.fn, names.arg, names.vocab + " has more than 2147483647 lines");
+    }
+    if (!is_valid_utf8(line)) {
+      return core::type_error(names.fn, names.arg, names.vocab + " line " + std::to_string(vocab.size() + 1) +
+                                                       " is not valid UTF-8");
+    }
+    vocab.emplace_back(std::string(line), static_cast<std::int32_t>(vocab.size()));
+    pos = nl + 1;
+  }
+  std::vector<AddedToken> added;
+  for (const char* special : {"[UNK]", "[SEP]", "[PAD]", "[CLS]", "[MASK]"}) {
+    std::int32_t id = -1;
+    for (const auto& [token, i] : vocab) {
+      if (token == special) id = i;  // the last line wins, as the vocab lookup
+    }
+    if (id >= 0) added.push_back(AddedToken{special, id});
+  }
+  if (added.empty() || added[0].content != "[UNK]") {
+    return core::invalid_error(names.fn, names.arg, names.vocab + " has no '[UNK]' line");
+  }
+  WordPieceOptions options;
+  options.lowercase = lowercase;
+  return create(std::move(vocab), std::move(added), options, names);
+}
+
+// ---- encode -------------------------------------------------------------------------------------------------
+
+void WordPieceTokenizer::normalize(std::span<const char32_t> cps, std::size_t origin0, std::vector<NormChar>* out) const {
+  const std::size_t begin = out->size();
+  auto push = [&](char32_t cp, std::size_t origin) { out->push_back(NormChar{cp, static_cast<std::uint32_t>(origin)}); };
+  // 1. clean text, 2. CJK spacing
+  for (std::size_t i = 0; i < cps.size(); ++i) {
+    char32_t cp = cps[i];
+    const bool tab_nl_cr = cp == U'\t' || cp == U'\n' || cp == U'\r';
+    if (options_.clean_text) {
+      if (cp == 0 || cp == 0xFFFD || (!tab_nl_cr && is_other_category(cp))) continue;
+      if (tab_nl_cr || is_space(cp)) cp = U' ';
+    }
+    if (options_.handle_chinese_chars && is_chinese_char(cp)) {
+      push(U' ', origin0 + i);
+      push(cp, origin0 + i);
+      push(U' ', origin0 + i);
+    } else {
+      push(cp, origin0 + i);
+    }
+  }
+  // 3. strip accents: decompose, reorder each run of non-starters by combining class (only non-Mn ones remain;
+  // a stable sort commutes with dropping the Mn ones), drop Mn.
+  if (strip_) {
+    std::vector<NormChar> decomposed;
+    std::vector<bool> barrier;  // barrier[k]: a dropped class-0 Mn precedes decomposed[k]
+    bool pending = false;
+    for (std::size_t k = begin; k < out->size(); ++k) {
+      char32_t d[3];
+      const std::size_t n = decompose_without_marks((*out)[k].cp, d);
+      for (std::size_t j = 0; j < n; ++j) {
+        if (d[j] == kReorderBarrier) {
+          pending = true;
+          continue;
+        }
+        decomposed.push_back(NormChar{d[j], (*out)[k].origin});
+        barrier.push_back(pending);
+        pending = false;
+      }
+    }
+    for (std::size_t i = 0; i < decomposed.size();) {
+      std::size_t j = i;
+      while (j < decomposed.size() && combining_class_unless_mn(decomposed[j].cp) != 0 && (j == i || !barrier[j])) ++j;
+      if (j - i > 1) {
+        std::stable_sort(decomposed.begin() + static_cast<std::ptrdiff_t>(i), decomposed.begin() + static_cast<std::ptrdiff_t>(j),
+                         [](const NormChar& a, const NormChar& b) {
+                           return combining_class_unless_mn(a.cp) < combining_class_unless_mn(b.cp);
+                         });
+      }
+      i = j > i ? j : i + 1;
+    }
+    out->resize(begin);
+    out->insert(out->end(), decomposed.begin(), decomposed.end());
+  }
+  // 4. lowercase, per character
+  if (options_.lowercase) {
+    std::vector<NormChar> lowered;
+    lowered.reserve(out->size() - begin);
+    for (std::size_t k = begin; k < out->size(); ++k) {
+      char32_t l[2];
+      const std::size_t n = lowercase((*out)[k].cp, l);
+      for (std::size_t j = 0; j < n; ++j) lowered.push_back(NormChar{l[j], (*out)[k].origin});
+    }
+    out->resize(begin);
+    out->insert(out->end(), lowered.begin(), lowered.end());
+  }
+}
+
+void WordPieceTokenizer::wordpiece(const std::vector<NormChar>& chars, std::size_t first, std::size_t last,
+                                   const std::vector<std::int32_t>& utf16, Tokenization* out) const {
+  auto span_of = [&](std::size_t a, std::size_t b) {
+    std::int32_t lo = INT32_MAX, hi = 0;
+    for (std::size_t k = a; k < b; ++k) {
+      lo = std::min(lo, utf16[chars[k].origin]);
+      hi = std::max(hi, utf16[chars[k].origin + 1]);
+    }
+    return std::pair<std::int32_t, std::int32_t>(lo, hi);
+  };
+  const std::size_t before = out->tokens.size();
+  bool bad = last - first > options_.max_input_chars_per_word;
+  // UTF-8 of the word and the byte offset of each of its code points, to try substrings without re-encoding.
+  std::string word;
+  std::vector<std::size_t> byte_at;
+  if (!bad) {
+    for (std::size_t k = first; k < last; ++k) {
+      byte_at.push_back(word.size());
+      append_utf8(word, chars[k].cp);
+    }
+    byte_at.push_back(word.size());
+  }
+  std::string candidate;
+  for (std::size_t start = 0; !bad && start < last - first;) {
+    std::size_t end = last - first;
+    std::int32_t id = -1;
+    for (; end > start; --end) {
+      candidate.assign(start > 0 ? options_.continuing_subword_prefix : std::string());
+      candidate.append(word, byte_at[start], byte_at[end] - byte_at[start]);
+      const auto it = ids_.find(candidate);
+      if (it != ids_.end()) {
+        id = it->second;
+        break;
+      }
+    }
+    if (id < 0) {
+      bad = true;
+      break;
+    }
+    const auto [lo, hi] = span_of(first + start, first + end);
+    out->tokens.push_back(candidate);
+    out->ids.push_back(id);
+    out->offsets.push_back(lo);
+    out->offsets.push_back(hi);
+    start = end;
+  }
+  if (bad) {
+    out->tokens.resize(before);
+    out->ids.resize(before);
+    out->offsets.resize(2 * before);
+    const auto [lo, hi] = span_of(first, last);
+    out->tokens.push_back(options_.unk_token);
+    out->ids.push_back(unk_id_);
+    out->offsets.push_back(lo);
+    out->offsets.push_back(hi);
+  }
+}
+
+void WordPieceTokenizer::encode_words(const std::vector<NormChar>& chars, std::size_t first, std::size_t last,
+                                      const std::vector<std::int32_t>& utf16, Tokenization* out) const {
+  // BertPreTokenizer: split on whitespace (removed), then isolate each punctuation character.
+  std::size_t word = first;
+  for (std::size_t k = first; k < last; ++k) {
+    const char32_t cp = chars[k].cp;
+    const bool space = is_space(cp);
+    if (space || is_bert_punctuation(cp)) {
+      if (word < k) wordpiece(chars, word, k, utf16, out);
+      if (!space) wordpiece(chars, k, k + 1, utf16, out);
+      word = k + 1;
+    }
+  }
+  if (word < last) wordpiece(chars, word, last, utf16, out);
+}
+
+core::Result<Tokenization> WordPieceTokenizer::encode(std::string_view utf8) const {
+  auto decoded = decode_utf8(utf8, "encode", "text");
+  if (!decoded.ok()) return decoded.status();
+  const DecodedText& t = decoded.value();
+  Tokenization out;
+  auto emit_added = [&](std::size_t token, std::int32_t lo, std::int32_t hi) {
+    out.tokens.push_back(added_[token].content);
+    out.ids.push_back(added_[token].id);
+    out.offsets.push_back(lo);
+    out.offsets.push_back(hi);
+  };
+  std::vector<NormChar> chars;
+  std::vector<char32_t> norm_cps;
+  // A raw piece [a, b) of code points that holds no raw added token.
+  auto encode_piece = [&](std::size_t a, std::size_t b) {
+    chars.clear();
+    normalize(std::span<const char32_t>(t.cps).subspan(a, b - a), a, &chars);
+    std::size_t done = 0;
+    if (!normalized_matcher_.empty()) {
+      norm_cps.clear();
+      for (const NormChar& c : chars) norm_cps.push_back(c.cp);
+      for (const AddedTokenMatcher::Match& m : normalized_matcher_.find(norm_cps)) {
+        encode_words(chars, done, m.first, t.utf16_offset, &out);
+        std::int32_t lo = INT32_MAX, hi = 0;
+        for (std::size_t k = m.first; k < m.last; ++k) {
+          lo = std::min(lo, t.utf16_offset[chars[k].origin]);
+          hi = std::max(hi, t.utf16_offset[chars[k].origin + 1]);
+        }
+        emit_added(m.token, lo, hi);
+        done = m.last;
+      }
+    }
+    encode_words(chars, done, chars.size(), t.utf16_offset, &out);
+  };
+  std::size_t done = 0;
+  for (const AddedTokenMatcher::Match& m : raw_matcher_.find(t.cps)) {
+    if (done < m.first) encode_piece(done, m.first);
+    emit_added(m.token, t.utf16_offset[m.first], t.utf16_offset[m.last]);
+    done = m.last;
+  }
+  if (done < t.cps.size()) encode_piece(done, t.cps.size());
+  return out;
+}
+
+// ---- decode and lookups -------------------------------------------------------------------------------------
+
+namespace {
+
+void replace_all(std::string* s, std::string_view from, std::string_view to) {
+  for (std::size_t pos = 0; (pos = s->find(from, pos)) != std::string::npos; pos += to.size()) {
+    s->replace(pos, from.size(), to);
+  }
+}
+
+// decoders/wordpiece.rs cleanup(), in its order.
+void cleanup(std::string* s) {
+  static const std::pair<const char*, const char*> kRules[] = {
+      {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"},
+      {" 'm", "'m"}, {" do not", " don't"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+  for (const auto& [from, to] : kRules) replace_all(s, from, to);
+}
+
+}  // namespace
+
+core::Result<std::string> WordPieceTokenizer::decode(std::span<const std::int32_t> ids) const {
+  std::string text, piece;
+  const std::string& prefix = options_.continuing_subword_prefix;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const auto it = std::lower_bound(by_id_.begin(), by_id_.end(), ids[i],
+                                     [](const auto& e, std::int32_t v) { return e.first < v; });
+    if (it == by_id_.end() || it->first != ids[i]) {
+      return core::range_error("decode", "ids", "ids[" + std::to_string(i) + "] (" + std::to_string(ids[i]) +
+                                                    ") is not in the vocabulary");
+    }
+    const std::string& token = it->second;
+    if (i == 0) {
+      piece = token;
+    } else if (!prefix.empty() && token.compare(0, prefix.size(), prefix) == 0) {
+      piece = token.substr(prefix.size());
+    } else {
+      piece = " " + token;
+    }
+    if (options_.cleanup) cleanup(&piece);
+    text += piece;
+  }
+  return text;
+}
+
+std::string WordPieceTokenizer::token_text(std::int32_t id) const {
+  const auto it = std::lower_bound(by_id_.begin(), by_id_.end(), id,
+                                   [](const auto& e, std::int32_t v) { return e.first < v; });
+  return it != by_id_.end() && it->first == id ? it->second : std::string();
+}
+
+std::int32_t WordPieceTokenizer::id_of(std::string_view token) const {
+  const auto it = ids_.find(std::string(token));
+  return it == ids_.end() ? -1 : it->second;
+}
+
+}  // namespace attnscope::tokenizers
