@@ -319,15 +319,25 @@ function aggregated(s, width) {
   return { ...trace, layers: trace.layers.map((ly, l) => (l === layer ? copy : ly)) };
 }
 
-/** The model view: every layer × head, with per-head entropy and mean distance (web/aggregates.js). */
+/**
+ * The model view: every layer × head, with per-head entropy and mean distance (web/aggregates.js);
+ * encoder–decoder models get three grids: encoder self-attention, decoder self-attention, cross-attention.
+ */
 function modelFor(width) {
   const n = trace.n;
   const H = trace.layers[0].attention.weights.length / (n * n);
-  const layer = Math.min(state.layer, trace.layers.length - 1);
+  const section = (key, title, weights, rows, cols, open) => ({
+    key, title, weights, H, n: rows, m: cols, open,
+    entropy: weights.map((w) => headEntropy(w, H, rows, cols)),
+    distance: rows === cols && key !== 'cross' ? weights.map((w) => headDistance(w, H, rows, cols)) : null,
+  });
+  const sections = [];
+  const src = trace.source;
+  if (src?.layers) sections.push(section('encoder', 'Encoder self-attention (source)', src.layers.map((ly) => ly.attention.weights), src.n, src.n, false));
+  sections.push(section('self', src ? 'Decoder self-attention (target)' : 'Self-attention', trace.layers.map((ly) => ly.attention.weights), n, n, true));
+  if (src && trace.layers[0].cross) sections.push(section('cross', 'Cross-attention (target → source)', trace.layers.map((ly) => ly.cross.weights), n, src.n, true));
   return modelView({
-    trace, width, layer, heads: selectedHeads(state, H),
-    entropy: trace.layers.map((ly) => headEntropy(ly.attention.weights, H, n)),
-    distance: trace.layers.map((ly) => headDistance(ly.attention.weights, H, n)),
+    sections, width, layer: Math.min(state.layer, trace.layers.length - 1), heads: selectedHeads(state, H),
     onOpen: (l, hd) => {
       state.layer = l;
       state.heads = headsString([hd], H);

@@ -264,36 +264,23 @@ test('family: the model view draws every layer × head of 12 × 12 and opens a h
   const canvas = page.locator('#model-view canvas.mv-canvas');
   assert.equal(await canvas.getAttribute('data-layers'), '12');
   assert.equal(await canvas.getAttribute('data-heads'), '12');
-  // every tile: its head's largest weight is drawn in the top colour of viridis, at its own cell
-  const tiles = await page.evaluate(() => {
-    const c = document.querySelector('#model-view canvas.mv-canvas');
-    const { n, gap } = c.dataset;
-    const N = Number(n);
-    const pitch = N + Number(gap);
-    const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-    const trace = window.__attnscope.trace;
-    const out = [];
-    trace.layers.forEach((ly, l) => {
-      const w = ly.attention.weights;
-      for (let hd = 0; hd < 12; hd++) {
-        let best = 0;
-        for (let k = 1; k < N * N; k++) if (w[hd * N * N + k] > w[hd * N * N + best]) best = k;
-        const i = Math.floor(best / N);
-        const j = best % N;
-        const p = ((l * pitch + i) * c.width + hd * pitch + j) * 4;
-        out.push([px[p], px[p + 1], px[p + 2]].join(','));
-      }
-    });
-    return { out, width: c.width, height: c.height, n: N, pitch };
-  });
-  assert.equal(tiles.out.length, 144);
-  assert.deepEqual([...new Set(tiles.out)], ['253,231,37'], 'each of the 144 tiles shows its own maximum in viridis\' top colour');
+  // every pixel of every tile is its cell's weight on viridis scaled to the head's own maximum, the
+  // head's maximum is viridis' top colour, and the gaps are white
+  const tiles = await gridPixels(page, 'self');
+  assert.equal(tiles.tiles, 144);
+  assert.equal(tiles.wrong, 0, `${tiles.wrong} of ${tiles.cells} cells drawn in another colour (first: ${tiles.first})`);
+  assert.deepEqual(tiles.maxColours, ['253,231,37'], 'each head\'s maximum is viridis\' top colour');
+  assert.equal(tiles.gapsWhite, true, 'the gaps between thumbnails are white');
   // drawing all 144 heads into the one canvas stays cheap
   const ms = await page.evaluate(async () => {
     const { modelView } = await import('/web/views/modelview.js');
     const trace = window.__attnscope.trace;
-    const z = new Float64Array(12);
-    const args = { trace, width: 900, layer: 0, heads: [0], entropy: Array(12).fill(z), distance: Array(12).fill(z), onOpen() {} };
+    const z = Array(12).fill(new Float64Array(12));
+    const sections = [{
+      key: 'self', title: 'Self-attention', weights: trace.layers.map((ly) => ly.attention.weights), H: 12, n: trace.n, m: trace.n,
+      entropy: z, distance: z, open: true,
+    }];
+    const args = { sections, width: 900, layer: 0, heads: [0], onOpen() {} };
     const times = [];
     for (let k = 0; k < 7; k++) {
       const t0 = performance.now();
@@ -350,6 +337,95 @@ test('family: the model view draws every layer × head of 12 × 12 and opens a h
   clean(rec);
   await page.close();
 });
+
+test('family: an encoder–decoder model view shows encoder, decoder and cross-attention grids', async () => {
+  const { page, rec } = await open('#arch=encoder-decoder&numLayers=3');
+  const info = await page.evaluate(() => {
+    const tr = window.__attnscope.trace;
+    const pack = (layers, key) => layers.map((ly) => Array.from(ly[key].weights));
+    return {
+      n: tr.n, m: tr.source.n, H: tr.numHeads,
+      cross: pack(tr.layers, 'cross'),
+      grids: [...document.querySelectorAll('#model-view canvas.mv-canvas')].map((c) => ({ ...c.dataset })),
+    };
+  });
+  assert.deepEqual(info.grids.map((g) => g.section), ['encoder', 'self', 'cross']);
+  const shape = (g) => [g.layers, g.heads, g.n, g.m].join('×');
+  assert.deepEqual(info.grids.map(shape), [`3×4×${info.m}×${info.m}`, `3×4×${info.n}×${info.n}`, `3×4×${info.n}×${info.m}`]);
+  for (const key of ['encoder', 'self', 'cross']) {
+    const g = await gridPixels(page, key);
+    assert.equal(g.tiles, 12, `${key}: 3 layers × 4 heads`);
+    assert.equal(g.wrong, 0, `${key}: ${g.wrong} of ${g.cells} cells in another colour (first: ${g.first})`);
+    assert.equal(g.gapsWhite, true, `${key}: white gaps`);
+  }
+  // cross-attention entropy: rows of the target over the source keys, float64 here; no distance table
+  const shown = await page.locator('#model-view table[data-section="cross"][data-metric="entropy"] td').evaluateAll((tds) => tds.map((td) => Number(td.dataset.value)));
+  const want = [];
+  for (const w of info.cross) {
+    for (let hd = 0; hd < info.H; hd++) {
+      let e = 0;
+      for (let k = hd * info.n * info.m; k < (hd + 1) * info.n * info.m; k++) if (w[k] > 0) e -= w[k] * Math.log(w[k]);
+      want.push(e / info.n);
+    }
+  }
+  assert.ok(maxDiff(shown, want) < 1e-9, 'cross-attention entropy');
+  assert.equal(await page.locator('#model-view table[data-section="cross"][data-metric="distance"]').count(), 0);
+  assert.equal(await page.locator('#model-view table[data-section="encoder"][data-metric="distance"]').count(), 1);
+  // clicking a cross-attention head opens that layer and head (the attention view shows its cross map)
+  await afterDraw(page, () => page.locator('#model-view table[data-section="cross"][data-metric="entropy"] td[data-layer="2"][data-head="1"]').click());
+  assert.deepEqual(await page.evaluate(() => [window.__attnscope.state.layer, window.__attnscope.state.heads]), [2, '1']);
+  assert.equal(await page.getAttribute('#attention-view canvas[data-kind="cross"]', 'data-head'), '1');
+  // the encoder grid does not open anything (the attention view shows the decoder's layers)
+  assert.equal(await page.locator('#model-view canvas[data-section="encoder"].opens').count(), 0);
+  clean(rec);
+  await page.close();
+});
+
+/**
+ * Checks a model-view grid's pixels against the trace: each (layer, head) tile at its place, each cell
+ * coloured by viridis at weight / head maximum. The section's weights are read from the trace here.
+ */
+function gridPixels(page, section) {
+  return page.evaluate(async (key) => {
+    const { weights: viridis } = await import('/web/colors.js');
+    const c = document.querySelector(`#model-view canvas[data-section="${key}"]`);
+    const [n, m, gap, H] = ['n', 'm', 'gap', 'heads'].map((k) => Number(c.dataset[k]));
+    const tr = window.__attnscope.trace;
+    const layers = key === 'encoder' ? tr.source.layers.map((ly) => ly.attention.weights)
+      : tr.layers.map((ly) => (key === 'cross' ? ly.cross : ly.attention).weights);
+    const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    const at = (x, y) => { const p = (y * c.width + x) * 4; return [px[p], px[p + 1], px[p + 2]].join(','); };
+    const lut = (t) => [0, 1, 2].map((k) => viridis.rgb[t * 3 + k]).join(',');
+    let wrong = 0;
+    let cells = 0;
+    let first = null;
+    let tiles = 0;
+    const maxColours = new Set();
+    const inTile = new Uint8Array(c.width * c.height);
+    layers.forEach((w, l) => {
+      for (let hd = 0; hd < H; hd++) {
+        tiles += 1;
+        const head = w.subarray(hd * n * m, (hd + 1) * n * m);
+        const mx = Math.max(...head);
+        const x0 = hd * (m + gap);
+        const y0 = l * (n + gap);
+        for (let i = 0; i < n; i++) {
+          for (let j = 0; j < m; j++) {
+            cells += 1;
+            inTile[(y0 + i) * c.width + x0 + j] = 1;
+            const got = at(x0 + j, y0 + i);
+            const want = lut(Math.round((head[i * m + j] / mx) * 255));
+            if (got !== want && wrong++ === 0) first = `L${l} H${hd} [${i}, ${j}] ${got} ≠ ${want}`;
+            if (head[i * m + j] === mx) maxColours.add(got);
+          }
+        }
+      }
+    });
+    let gapsWhite = true;
+    for (let y = 0; y < c.height; y++) for (let x = 0; x < c.width; x++) if (!inTile[y * c.width + x] && at(x, y) !== '255,255,255') gapsWhite = false;
+    return { tiles, cells, wrong, first, maxColours: [...maxColours], gapsWhite, width: c.width, height: c.height, n, m, pitch: n + gap };
+  }, section);
+}
 
 /** Plain float64 aggregates of [H, n, n] weights, written here apart from web/aggregates.js. */
 function plainAggregate(kind, layers, layer, H, n) {
@@ -456,5 +532,11 @@ test('family: screenshots of the new views at 1280 and 390 px without horizontal
     }
     clean(rec);
     await page.close();
+    const { page: p2, rec: r2 } = await open('#arch=encoder-decoder&numLayers=3', viewport);
+    const over2 = await p2.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(over2 <= 0, `${name} encoder–decoder: no horizontal scroll (${over2}px over)`);
+    await p2.locator('#panel-model').screenshot({ path: path.join(shots, `${name}-family-model-encdec.png`) });
+    clean(r2);
+    await p2.close();
   }
 });

@@ -1,6 +1,7 @@
-// Model view (layer: web; bertviz's model view): every layer × head of the trace's self-attention as a
-// small heatmap, all drawn into ONE canvas with one putImageData (12 × 12 heads of 64 tokens is ~600k
-// pixels, a few ms), CSS-scaled; click a thumbnail (or a table cell) to open that layer and head in the
+// Model view (layer: web; bertviz's model view): every layer × head of the trace's attention as a
+// small heatmap (for encoder–decoder models the encoder's, the decoder's and the cross-attention, one
+// grid each), each grid drawn into ONE canvas with one putImageData (12 × 12 heads of 64 tokens: ~590k pixels, one RGBA word
+// each), CSS-scaled; click a thumbnail (or a table cell) to open that layer and head in the
 // attention view. Below it, per-head entropy and mean attention distance tables. Also the attention
 // panel's aggregate map (mean / max over heads, rollout). Numbers come from web/aggregates.js and the
 // trace; the views lay them out. Data in, element out.
@@ -9,25 +10,40 @@ import * as colors from '../colors.js';
 import { heatmap } from './heatmap.js';
 
 /**
- * modelView({ trace, entropy, distance, layer, heads, width, onOpen }) → HTMLElement
- * entropy, distance: per layer a Float64Array(H) (web/aggregates.js); onOpen(layer, head).
+ * modelView({ sections, layer, heads, width, onOpen }) → HTMLElement
+ * sections: [{ key, title, weights: per layer Float32Array [H, n, m], H, n, m, entropy, distance?, open }]
+ * — one grid each (self-attention; for encoder–decoder models the encoder's, the decoder's and the
+ * cross-attention); entropy / distance per layer a Float64Array(H) (web/aggregates.js); a section with
+ * `open` opens a clicked head in the attention view through onOpen(layer, head).
  */
 export function modelView(o) {
-  const { trace, width } = o;
-  const n = trace.n;
-  const L = trace.layers.length;
-  const H = trace.layers[0].attention.weights.length / (n * n);
-  const gap = Math.max(1, Math.round(n / 6));
-  const pitch = n + gap;
-  const cw = H * pitch - gap;
-  const chh = L * pitch - gap;
+  const body = h('div', { class: 'view-body model-view' });
+  for (const sec of o.sections) {
+    if (o.sections.length > 1) body.append(h('h3', { class: 'sub-title', text: sec.title }));
+    body.append(grid(sec, o, o.sections.length === 1), h('div', { class: 'example-results' },
+      metricTable(sec, 'entropy', `Entropy per head (nats; uniform over all ${sec.m} keys = ${fmt(Math.log(sec.m), 2)})`, sec.entropy, 3, o),
+      sec.distance ? metricTable(sec, 'distance', 'Mean attention distance per head (tokens)', sec.distance, 2, o) : null));
+  }
+  return body;
+}
 
-  // ---- one canvas: tile (l, hd) at (hd·pitch, l·pitch), one pixel per cell, each tile scaled to its
+/** One section's canvas of L × H thumbnails with labels, hover and click. */
+function grid(sec, o, named) {
+  const { n, m, H } = sec;
+  const L = sec.weights.length;
+  const gap = Math.max(1, Math.round(Math.max(n, m) / 6));
+  const pitchX = m + gap;
+  const pitchY = n + gap;
+  const cw = H * pitchX - gap;
+  const chh = L * pitchY - gap;
+  const open = sec.open ? o.onOpen : null;
+
+  // ---- one canvas: tile (l, hd) at (hd·pitchX, l·pitchY), one pixel per cell, each tile scaled to its
   // own largest weight (so a diffuse head still shows its pattern); gaps white
   const canvas = h('canvas', {
     class: 'mv-canvas', tabindex: 0, role: 'img',
-    'aria-label': `all ${L} layers × ${H} heads, ${n} × ${n} weights each; click one to open it`,
-    dataset: { layers: L, heads: H, n, gap },
+    'aria-label': `${sec.title}: ${L} layers × ${H} heads, ${n} × ${m} weights each${open ? '; click one to open it' : ''}`,
+    dataset: { section: sec.key, layers: L, heads: H, n, m, gap },
   });
   canvas.width = cw;
   canvas.height = chh;
@@ -37,16 +53,16 @@ export function modelView(o) {
   px.fill(0xffffffff);
   const lut = packedLut(colors.weights.rgb);
   for (let l = 0; l < L; l++) {
-    const w = trace.layers[l].attention.weights;
+    const w = sec.weights[l];
     for (let hd = 0; hd < H; hd++) {
-      const base = hd * n * n;
+      const base = hd * n * m;
       let mx = 0;
-      for (let c = 0; c < n * n; c++) if (w[base + c] > mx) mx = w[base + c];
+      for (let c = 0; c < n * m; c++) if (w[base + c] > mx) mx = w[base + c];
       const scale = mx > 0 ? 255 / mx : 0;
       for (let i = 0; i < n; i++) {
-        let p = (l * pitch + i) * cw + hd * pitch;
-        const row = base + i * n;
-        for (let j = 0; j < n; j++) {
+        let p = (l * pitchY + i) * cw + hd * pitchX;
+        const row = base + i * m;
+        for (let j = 0; j < m; j++) {
           const t = (w[row + j] * scale + 0.5) | 0;
           px[p++] = lut[t < 0 ? 0 : t > 255 ? 255 : t];
         }
@@ -55,61 +71,57 @@ export function modelView(o) {
   }
   ctx.putImageData(img, 0, 0);
 
-  // ---- geometry in CSS pixels: thumbnails 24…96 px, the grid as wide as fits
+  // ---- geometry in CSS pixels: thumbnails 24…96 px wide, the grid as wide as fits
   const labelW = 34;
-  const tile = Math.max(24, Math.min(96, Math.floor((width - labelW) / H) - 4));
+  const tile = Math.max(24, Math.min(96, Math.floor((o.width - labelW) / H) - 4));
   const cssW = tile * H;
   const cssH = Math.round((cssW * chh) / cw);
   canvas.style.width = `${cssW}px`;
   canvas.style.height = `${cssH}px`;
   const at = (e) => {
     const r = canvas.getBoundingClientRect();
-    const hd = Math.floor(((e.clientX - r.left) / r.width) * cw / pitch);
-    const l = Math.floor(((e.clientY - r.top) / r.height) * chh / pitch);
+    const hd = Math.floor((((e.clientX - r.left) / r.width) * cw) / pitchX);
+    const l = Math.floor((((e.clientY - r.top) / r.height) * chh) / pitchY);
     return l >= 0 && l < L && hd >= 0 && hd < H ? [l, hd] : null;
   };
   const pct = (v, of) => `${(100 * v) / of}%`;
-  const box = (l, hd, cls) => {
-    const el = h('div', { class: cls });
-    el.style.left = pct(hd * pitch, cw);
-    el.style.top = pct(l * pitch, chh);
-    el.style.width = pct(n, cw);
+  const place = (el, l, hd) => {
+    el.style.left = pct(hd * pitchX, cw);
+    el.style.top = pct(l * pitchY, chh);
+    el.style.width = pct(m, cw);
     el.style.height = pct(n, chh);
     return el;
   };
-  const sel = (o.heads ?? []).length === 1 ? o.heads[0] : null;
   const marks = [];
-  if (o.layer < L) {
-    for (const hd of (o.heads ?? []).filter((x) => x < H)) marks.push(box(o.layer, hd, 'mv-mark'));
+  if (open && o.layer < L) {
+    for (const hd of (o.heads ?? []).filter((x) => x < H)) marks.push(place(h('div', { class: 'mv-mark' }), o.layer, hd));
   }
   const hover = h('div', { class: 'mv-hover' });
   hover.hidden = true;
   const tip = h('div', { class: 'mv-tip', role: 'status' });
   tip.hidden = true;
-  const describe = (l, hd) => `Layer ${l + 1} · head ${hd + 1} · entropy ${fmt(o.entropy[l][hd], 3)} nats · mean distance ${fmt(o.distance[l][hd], 2)} tokens — click to open`;
+  const describe = (l, hd) => `Layer ${l + 1} · head ${hd + 1} · entropy ${fmt(sec.entropy[l][hd], 3)} nats`
+    + `${sec.distance ? ` · mean distance ${fmt(sec.distance[l][hd], 2)} tokens` : ''}${open ? ' — click to open' : ''}`;
   let active = null;
   const show = (c) => {
     active = c;
-    if (!c) {
-      hover.hidden = true;
-      tip.hidden = true;
-      return;
+    hover.hidden = !c;
+    tip.hidden = !c;
+    if (c) {
+      place(hover, c[0], c[1]);
+      tip.textContent = describe(c[0], c[1]);
     }
-    const [l, hd] = c;
-    Object.assign(hover.style, { left: pct(hd * pitch, cw), top: pct(l * pitch, chh) });
-    hover.hidden = false;
-    tip.textContent = describe(l, hd);
-    tip.hidden = false;
   };
-  hover.style.width = pct(n, cw);
-  hover.style.height = pct(n, chh);
   canvas.addEventListener('mousemove', (e) => show(at(e)));
   canvas.addEventListener('mouseleave', () => show(null));
-  canvas.addEventListener('click', (e) => {
-    const c = at(e);
-    if (c) o.onOpen(c[0], c[1]);
-  });
-  canvas.addEventListener('focus', () => show(active ?? [Math.min(o.layer, L - 1), sel ?? 0]));
+  if (open) {
+    canvas.classList.add('opens');
+    canvas.addEventListener('click', (e) => {
+      const c = at(e);
+      if (c) open(c[0], c[1]);
+    });
+  }
+  canvas.addEventListener('focus', () => show(active ?? [Math.min(o.layer, L - 1), (o.heads ?? [0])[0] ?? 0]));
   canvas.addEventListener('blur', () => show(null));
   canvas.addEventListener('keydown', (e) => {
     const [l, hd] = active ?? [0, 0];
@@ -117,35 +129,29 @@ export function modelView(o) {
     if (moves[e.key]) {
       e.preventDefault();
       show([Math.min(L - 1, Math.max(0, l + moves[e.key][0])), Math.min(H - 1, Math.max(0, hd + moves[e.key][1]))]);
-    } else if (e.key === 'Enter') o.onOpen(l, hd);
+    } else if (e.key === 'Enter' && open) open(l, hd);
   });
 
   const colLabels = h('div', { class: 'mv-cols' });
   colLabels.style.width = `${cssW}px`;
   for (let hd = 0; hd < H; hd++) {
     const t = h('span', { text: H > 16 && hd % 2 ? '' : `H${hd + 1}` });
-    t.style.left = pct(hd * pitch + n / 2, cw);
+    t.style.left = pct(hd * pitchX + m / 2, cw);
     colLabels.append(t);
   }
   const rowLabels = h('div', { class: 'mv-rows' });
   rowLabels.style.height = `${cssH}px`;
   for (let l = 0; l < L; l++) {
     const t = h('span', { text: `L${l + 1}` });
-    t.style.top = pct(l * pitch + n / 2, chh);
+    t.style.top = pct(l * pitchY + n / 2, chh);
     rowLabels.append(t);
   }
   const plot = h('div', { class: 'mv-plot' }, canvas, ...marks, hover, tip);
   plot.style.width = `${cssW}px`;
   plot.style.height = `${cssH}px`;
-  const grid = h('div', { class: 'mv-grid' }, h('div'), colLabels, rowLabels, plot);
-
-  return h('div', { class: 'view-body model-view' },
-    h('figure', { class: 'mv-fig' },
-      h('figcaption', { class: 'hm-title', text: `Self-attention of every layer (rows) × head (columns), queries down, keys across; each thumbnail scaled to its own largest weight` }),
-      h('div', { class: 'scroll-x' }, grid)),
-    h('div', { class: 'example-results' },
-      metricTable('entropy', `Entropy per head (nats; uniform over ${n} keys = ${fmt(Math.log(n), 2)})`, o.entropy, L, H, 3, o),
-      metricTable('distance', 'Mean attention distance per head (tokens)', o.distance, L, H, 2, o)));
+  return h('figure', { class: 'mv-fig' },
+    h('figcaption', { class: 'hm-title', text: `${named ? `${sec.title}: e` : 'E'}very layer (rows) × head (columns), queries down, keys across; each thumbnail scaled to its own largest weight` }),
+    h('div', { class: 'scroll-x' }, h('div', { class: 'mv-grid' }, h('div'), colLabels, rowLabels, plot)));
 }
 
 /** A 256-entry colour table as RGBA words in the platform's byte order (for a Uint32Array over ImageData). */
@@ -161,26 +167,33 @@ function packedLut(rgb) {
   return lut;
 }
 
-function metricTable(name, title, values, L, H, digits, o) {
+function metricTable(sec, name, title, values, digits, o) {
+  const L = values.length;
+  const H = sec.H;
   let lo = Infinity;
   let hi = -Infinity;
   for (const row of values) for (const v of row) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
-  const t = h('table', { class: 'matrix metric', dataset: { metric: name } });
+  if (!(hi > lo)) hi = lo + 1;
+  const t = h('table', { class: 'matrix metric', dataset: { metric: name, section: sec.key } });
   t.append(h('thead', {}, h('tr', {}, h('th'), Array.from({ length: H }, (_, hd) => h('th', { scope: 'col', text: `H${hd + 1}` })))));
   const tb = h('tbody');
+  const solo = (o.heads ?? []).length === 1 ? o.heads[0] : null;
   for (let l = 0; l < L; l++) {
     const tr = h('tr', {}, h('th', { scope: 'row', text: `L${l + 1}` }));
     for (let hd = 0; hd < H; hd++) {
       const v = values[l][hd];
-      const on = l === o.layer && (o.heads ?? []).length === 1 && o.heads[0] === hd;
       const td = h('td', {
-        text: fmt(v, digits), tabindex: 0, class: on ? 'on' : null, title: `layer ${l + 1}, head ${hd + 1}: open in the attention view`,
+        text: fmt(v, digits), class: sec.open && l === o.layer && hd === solo ? 'on' : null,
+        tabindex: sec.open ? 0 : null, title: sec.open ? `layer ${l + 1}, head ${hd + 1}: open in the attention view` : null,
         dataset: { layer: l, head: hd, value: v },
       });
-      td.style.background = colors.cssColor(colors.magnitude, v, lo, hi > lo ? hi : lo + 1);
-      td.style.color = colors.textOn(colors.magnitude, v, lo, hi > lo ? hi : lo + 1);
-      td.addEventListener('click', () => o.onOpen(l, hd));
-      td.addEventListener('keydown', (e) => { if (e.key === 'Enter') o.onOpen(l, hd); });
+      td.style.background = colors.cssColor(colors.magnitude, v, lo, hi);
+      td.style.color = colors.textOn(colors.magnitude, v, lo, hi);
+      if (sec.open) {
+        td.classList.add('opens');
+        td.addEventListener('click', () => o.onOpen(l, hd));
+        td.addEventListener('keydown', (e) => { if (e.key === 'Enter') o.onOpen(l, hd); });
+      }
       tr.append(td);
     }
     tb.append(tr);
