@@ -29,6 +29,8 @@ function plot(r, width) {
       s('text', { x: pad.l - 4, y: y(v) + 4, 'text-anchor': 'end', class: 'axis', text: fmt(v, 0) }));
   }
   for (let v = 0; v <= 5; v++) svg.append(s('text', { x: x(v), y: H - 6, 'text-anchor': 'middle', class: 'axis', text: String(v) }));
+  svg.append(s('text', { x: x(4.5), y: H - 6, 'text-anchor': 'middle', class: 'axis', text: 'x →' }),
+    s('text', { x: pad.l + 4, y: pad.t + 10, class: 'axis', text: 'y' }));
   const line = (ys, attrs) => s('polyline', {
     points: Array.from(r.xQuery, (xv, i) => `${x(xv).toFixed(1)},${y(ys[i]).toFixed(1)}`).join(' '), fill: 'none', ...attrs,
   });
