@@ -39,7 +39,7 @@ core::Status id_range_error(const char* fn, const std::string& arg, long long va
   return core::range_error(fn, arg, text);
 }
 
-// Row t's argmax; ties go to the smaller id.
+// The index of a row's largest entry; ties go to the smaller id (std::max_element keeps the first).
 std::int32_t argmax(std::span<const float> row) {
   return static_cast<std::int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
 }
@@ -113,7 +113,8 @@ core::Result<std::unique_ptr<GruSeq2Seq>> GruSeq2Seq::create(const GruSeq2SeqCon
   }
   // 3. nothing else
   if (params.size() != table.size()) {
-    for (const auto& [name, p] : params) {
+    for (const auto& entry : params) {
+      const std::string& name = entry.first;  // not a structured binding: clang 14 cannot capture one
       const bool known = std::any_of(table.begin(), table.end(), [&](const auto& e) { return e.first == name; });
       if (!known) {
         return core::invalid_error(fn, "weights", "weights: tensor \"" + name + "\" is not a parameter of this model");

@@ -10,7 +10,9 @@
 //   x       = concat(context, embedding(y))                [H + E], context first (as d2l)
 //   state   = one GRU step of every layer on x             [L, H]; output o_t = state[L-1]
 //   logits  = o_t · dense.weight + dense.bias              [V]
-// Cost per sequence: one encoder pass plus one step per target token; the prefix is never re-run.
+// Cost per sequence: one encoder pass plus one decoder step per target token (the prefix is never re-run). A step
+// costs O(S·H·A) for the attention — additive_attention projects the S keys on every call — plus
+// O(L·(H + E)·H + H·V) for the GRU and the dense layer.
 #pragma once
 
 #include <cstdint>
