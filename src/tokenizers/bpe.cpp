@@ -143,97 +143,9 @@ core::Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::create(std::string_vie
     if (vocab.integer_too_large) return range_error(kCreate, "vocab", where + " must be an id in [0, 2147483647]");
     return type_error(kCreate, "vocab", where + " must be an integer id, got " + vocab.bad_type);
   }
-  std::unique_ptr<BpeTokenizer> tok(new BpeTokenizer());
-  std::size_t arena_size = 0;
-  for (const auto& kv : vocab.entries) arena_size += 2 * kv.first.size();
-  if (arena_size > UINT32_MAX) return range_error(kCreate, "vocab", "vocab is too large (tokens above 2 GiB in all)");
-  tok->arena_.reserve(arena_size);
-  tok->entries_.reserve(vocab.entries.size());
-
-  // 1. Entries in document order: id range, non-empty, byte-level characters only.
-  for (const auto& [key, value] : vocab.entries) {
-    const std::string& token = key;  // named: clang < 16 (em++ 3.1.6) cannot capture structured bindings
-    auto where = [&token] { return "vocab[" + quote(token) + "]"; };
-    if (value < 0 || value > INT32_MAX) {
-      return range_error(kCreate, "vocab", where() + " (" + std::to_string(value) + ") must be an id in [0, 2147483647]");
-    }
-    const auto id = static_cast<std::int32_t>(value);
-    if (key.empty()) return invalid_error(kCreate, "vocab", "vocab has an empty token (id " + std::to_string(id) + ")");
-    Entry e{id, static_cast<std::uint32_t>(tok->arena_.size()), static_cast<std::uint32_t>(key.size()), 0, 0};
-    tok->arena_ += key;
-    e.bytes_begin = static_cast<std::uint32_t>(tok->arena_.size());
-    // Keys are valid UTF-8 (nlohmann's lexer checks it).
-    for (std::size_t i = 0; i < key.size();) {
-      const auto b0 = static_cast<unsigned char>(key[i]);
-      char32_t cp = b0;
-      std::size_t len = 1;
-      if (b0 >= 0xF0) { len = 4; cp = b0 & 0x07u; }
-      else if (b0 >= 0xE0) { len = 3; cp = b0 & 0x0Fu; }
-      else if (b0 >= 0xC0) { len = 2; cp = b0 & 0x1Fu; }
-      for (std::size_t k = 1; k < len && i + k < key.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(key[i + k]) & 0x3Fu);
-      i += len;
-      const int b = unicode_to_byte(cp);
-      if (b < 0) {
-        char buf[16];
-        std::snprintf(buf, sizeof buf, "U+%04X", static_cast<unsigned>(cp));
-        return invalid_error(kCreate, "vocab", where() + " contains " + buf +
-                                                   ", which is not a GPT-2 byte-level character");
-      }
-      tok->arena_.push_back(static_cast<char>(b));
-    }
-    e.bytes_size = static_cast<std::uint32_t>(tok->arena_.size() - e.bytes_begin);
-    tok->entries_.push_back(e);
-  }
-
-  // 2. Sorted by id (stable: a duplicate id names the earlier token first); ids must be distinct.
-  std::stable_sort(tok->entries_.begin(), tok->entries_.end(),
-                   [](const Entry& a, const Entry& b) { return a.id < b.id; });
-  for (std::size_t i = 1; i < tok->entries_.size(); ++i) {
-    const Entry& a = tok->entries_[i - 1];
-    const Entry& b = tok->entries_[i];
-    if (a.id == b.id) {
-      return invalid_error(kCreate, "vocab", "vocab[" + quote(tok->text_of(a)) + "] and vocab[" +
-                                                 quote(tok->text_of(b)) + "] have the same id " + std::to_string(a.id));
-    }
-  }
-
-  // 3. Token text -> entry index (open addressing; -1 empty), only needed while loading.
-  std::vector<std::int32_t> by_text(table_size(tok->entries_.size()), -1);
-  const std::size_t text_mask = by_text.size() - 1;
-  auto find_text = [&](std::string_view text) -> std::int32_t {
-    for (std::size_t s = slot_of(text_hash(text), text_mask);; s = (s + 1) & text_mask) {
-      if (by_text[s] < 0) return -1;
-      if (tok->text_of(tok->entries_[static_cast<std::size_t>(by_text[s])]) == text) return by_text[s];
-    }
-  };
-  for (std::size_t i = 0; i < tok->entries_.size(); ++i) {
-    const std::string_view text = tok->text_of(tok->entries_[i]);
-    std::size_t s = slot_of(text_hash(text), text_mask);
-    for (; by_text[s] >= 0; s = (s + 1) & text_mask) {
-      if (tok->text_of(tok->entries_[static_cast<std::size_t>(by_text[s])]) == text) {
-        return invalid_error(kCreate, "vocab", "vocab lists the token " + quote(text) + " twice");
-      }
-    }
-    by_text[s] = static_cast<std::int32_t>(i);
-  }
-  for (int b = 0; b < 256; ++b) {
-    std::string s;
-    append_utf8(s, gpt2_byte_to_unicode(static_cast<std::uint8_t>(b)));
-    const std::int32_t index = find_text(s);
-    if (index < 0) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "0x%02X", b);
-      return invalid_error(kCreate, "vocab", "vocab has no entry for " + quote(s) + ", the token of byte " + buf);
-    }
-    tok->byte_index_[b] = index;
-  }
-
-  // 4. Merges: "left right" per line; line numbers count every line of the text from 1.
-  std::size_t lines = 1;
-  for (char c : merges) lines += c == '\n';
-  tok->merges_.assign(table_size(lines), MergeSlot{0, -1, 0});
-  std::vector<std::int32_t> line_of_rank;
-  std::string joined;  // left + right, reused
+  // Merges: "left right" per line; line numbers count every line of the text from 1.
+  std::vector<std::pair<std::string_view, std::string_view>> pairs;
+  std::vector<std::size_t> line_of;  // line number of each pair
   std::size_t pos = 0, line_no = 0, blank_line = 0;
   while (pos < merges.size()) {
     std::size_t nl = merges.find('\n', pos);
@@ -251,27 +163,152 @@ core::Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::create(std::string_vie
       return invalid_error(kCreate, "merges", "merges line " + std::to_string(blank_line) +
                                                   " is empty (blank lines are only allowed at the end)");
     }
-    auto at = [line_no] { return "merges line " + std::to_string(line_no); };
     const std::size_t sp = line.find(' ');
     if (sp == std::string_view::npos || sp == 0 || sp + 1 == line.size() ||
         line.find(' ', sp + 1) != std::string_view::npos) {
-      return invalid_error(kCreate, "merges", at() + " must be two tokens separated by a space, got " + quote(line));
+      return invalid_error(kCreate, "merges", "merges line " + std::to_string(line_no) +
+                                                  " must be two tokens separated by a space, got " + quote(line));
     }
-    const std::string_view left = line.substr(0, sp), right = line.substr(sp + 1);
+    pairs.emplace_back(line.substr(0, sp), line.substr(sp + 1));
+    line_of.push_back(line_no);
+  }
+  Names names;
+  names.merge = [&line_of](std::size_t i) { return "merges line " + std::to_string(line_of[i]); };
+  names.merge_ref = [&line_of](std::size_t i) { return "line " + std::to_string(line_of[i]); };
+  return create(vocab.entries, pairs, names);
+}
+
+core::Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::create(
+    std::span<const std::pair<std::string, std::int64_t>> vocab,
+    std::span<const std::pair<std::string_view, std::string_view>> merges, const Names& names) {
+  using core::invalid_error;
+  using core::range_error;
+  const std::string& fn = names.fn;
+  std::unique_ptr<BpeTokenizer> tok(new BpeTokenizer());
+  std::size_t arena_size = 0;
+  for (const auto& kv : vocab) arena_size += 2 * kv.first.size();
+  if (arena_size > UINT32_MAX) {
+    return range_error(fn, names.vocab_arg, names.vocab + " is too large (tokens above 2 GiB in all)");
+  }
+  tok->arena_.reserve(arena_size);
+  tok->entries_.reserve(vocab.size());
+
+  // 1. Entries in document order: id range, non-empty, byte-level characters only.
+  for (const auto& [key, value] : vocab) {
+    const std::string& token = key;  // named: clang < 16 (em++ 3.1.6) cannot capture structured bindings
+    auto where = [&token, &names] { return names.vocab + "[" + quote(token) + "]"; };
+    if (value < 0 || value > INT32_MAX) {
+      return range_error(fn, names.vocab_arg,
+                         where() + " (" + std::to_string(value) + ") must be an id in [0, 2147483647]");
+    }
+    const auto id = static_cast<std::int32_t>(value);
+    if (key.empty()) {
+      return invalid_error(fn, names.vocab_arg, names.vocab + " has an empty token (id " + std::to_string(id) + ")");
+    }
+    if (!is_valid_utf8(key)) return invalid_error(fn, names.vocab_arg, where() + " is not valid UTF-8");
+    Entry e{id, static_cast<std::uint32_t>(tok->arena_.size()), static_cast<std::uint32_t>(key.size()), 0, 0};
+    tok->arena_ += key;
+    e.bytes_begin = static_cast<std::uint32_t>(tok->arena_.size());
+    for (std::size_t i = 0; i < key.size();) {
+      const auto b0 = static_cast<unsigned char>(key[i]);
+      char32_t cp = b0;
+      std::size_t len = 1;
+      if (b0 >= 0xF0) { len = 4; cp = b0 & 0x07u; }
+      else if (b0 >= 0xE0) { len = 3; cp = b0 & 0x0Fu; }
+      else if (b0 >= 0xC0) { len = 2; cp = b0 & 0x1Fu; }
+      for (std::size_t k = 1; k < len && i + k < key.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(key[i + k]) & 0x3Fu);
+      i += len;
+      const int b = unicode_to_byte(cp);
+      if (b < 0) {
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "U+%04X", static_cast<unsigned>(cp));
+        return invalid_error(fn, names.vocab_arg, where() + " contains " + buf +
+                                                      ", which is not a GPT-2 byte-level character");
+      }
+      tok->arena_.push_back(static_cast<char>(b));
+    }
+    e.bytes_size = static_cast<std::uint32_t>(tok->arena_.size() - e.bytes_begin);
+    tok->entries_.push_back(e);
+  }
+
+  // 2. Sorted by id (stable: a duplicate id names the earlier token first); ids must be distinct.
+  std::stable_sort(tok->entries_.begin(), tok->entries_.end(),
+                   [](const Entry& a, const Entry& b) { return a.id < b.id; });
+  for (std::size_t i = 1; i < tok->entries_.size(); ++i) {
+    const Entry& a = tok->entries_[i - 1];
+    const Entry& b = tok->entries_[i];
+    if (a.id == b.id) {
+      return invalid_error(fn, names.vocab_arg, names.vocab + "[" + quote(tok->text_of(a)) + "] and " + names.vocab +
+                                                    "[" + quote(tok->text_of(b)) + "] have the same id " +
+                                                    std::to_string(a.id));
+    }
+  }
+
+  // 3. Token text -> entry index (open addressing; -1 empty), kept for id_of().
+  tok->by_text_.assign(table_size(tok->entries_.size()), -1);
+  const std::size_t text_mask = tok->by_text_.size() - 1;
+  for (std::size_t i = 0; i < tok->entries_.size(); ++i) {
+    const std::string_view text = tok->text_of(tok->entries_[i]);
+    std::size_t s = slot_of(text_hash(text), text_mask);
+    for (; tok->by_text_[s] >= 0; s = (s + 1) & text_mask) {
+      if (tok->text_of(tok->entries_[static_cast<std::size_t>(tok->by_text_[s])]) == text) {
+        return invalid_error(fn, names.vocab_arg, names.vocab + " lists the token " + quote(text) + " twice");
+      }
+    }
+    tok->by_text_[s] = static_cast<std::int32_t>(i);
+  }
+  for (int b = 0; b < 256; ++b) {
+    std::string s;
+    append_utf8(s, gpt2_byte_to_unicode(static_cast<std::uint8_t>(b)));
+    const std::int32_t index = tok->find_text(s);
+    if (index < 0) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "0x%02X", b);
+      return invalid_error(fn, names.vocab_arg,
+                           names.vocab + " has no entry for " + quote(s) + ", the token of byte " + buf);
+    }
+    tok->byte_index_[b] = index;
+  }
+
+  // 4. Merges in priority order: both tokens and their concatenation in the vocab, each pair once.
+  tok->merges_.assign(table_size(merges.size() + 1), MergeSlot{0, -1, 0});
+  std::string joined;  // left + right, reused
+  for (std::size_t i = 0; i < merges.size(); ++i) {
+    const auto [left, right] = merges[i];
     joined.assign(left).append(right);
-    const std::int32_t l = find_text(left), r = find_text(right), m = find_text(joined);
-    if (l < 0) return invalid_error(kCreate, "merges", at() + ": token " + quote(left) + " is not in the vocab");
-    if (r < 0) return invalid_error(kCreate, "merges", at() + ": token " + quote(right) + " is not in the vocab");
-    if (m < 0) return invalid_error(kCreate, "merges", at() + ": merged token " + quote(joined) + " is not in the vocab");
+    const std::int32_t l = tok->find_text(left), r = tok->find_text(right), m = tok->find_text(joined);
+    if (l < 0) {
+      return invalid_error(fn, names.merges_arg, names.merge(i) + ": token " + quote(left) + " is not in the vocab");
+    }
+    if (r < 0) {
+      return invalid_error(fn, names.merges_arg, names.merge(i) + ": token " + quote(right) + " is not in the vocab");
+    }
+    if (m < 0) {
+      return invalid_error(fn, names.merges_arg,
+                           names.merge(i) + ": merged token " + quote(joined) + " is not in the vocab");
+    }
     MergeSlot* slot = tok->merge_slot(pair_key(l, r));
     if (slot->rank >= 0) {
-      return invalid_error(kCreate, "merges", at() + " repeats the merge " + quote(line) + " of line " +
-                                                  std::to_string(line_of_rank[static_cast<std::size_t>(slot->rank)]));
+      return invalid_error(fn, names.merges_arg,
+                           names.merge(i) + " repeats the merge " + quote(std::string(left) + " " + std::string(right)) +
+                               " of " + names.merge_ref(static_cast<std::size_t>(slot->rank)));
     }
-    *slot = MergeSlot{pair_key(l, r), static_cast<std::int32_t>(line_of_rank.size()), m};
-    line_of_rank.push_back(static_cast<std::int32_t>(line_no));
+    *slot = MergeSlot{pair_key(l, r), static_cast<std::int32_t>(i), m};
   }
   return tok;
+}
+
+std::int32_t BpeTokenizer::find_text(std::string_view text) const {
+  const std::size_t mask = by_text_.size() - 1;
+  for (std::size_t s = slot_of(text_hash(text), mask);; s = (s + 1) & mask) {
+    if (by_text_[s] < 0) return -1;
+    if (text_of(entries_[static_cast<std::size_t>(by_text_[s])]) == text) return by_text_[s];
+  }
+}
+
+std::int32_t BpeTokenizer::id_of(std::string_view token) const {
+  const std::int32_t index = find_text(token);
+  return index < 0 ? -1 : entries_[static_cast<std::size_t>(index)].id;
 }
 
 BpeTokenizer::MergeSlot* BpeTokenizer::merge_slot(std::uint64_t key) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -39,6 +40,21 @@ class BpeTokenizer {
   // "createBpeTokenizer: vocab is not valid JSON (syntax error ... at byte 17)".
   static core::Result<std::unique_ptr<BpeTokenizer>> create(std::string_view vocab_json, std::string_view merges);
 
+  // The same checks on an already-parsed vocab and merge list (Hugging Face tokenizer.json gives merges as
+  // "a b" strings or ["a", "b"] pairs; hf_tokenizer.h parses both). `names` says how messages call things:
+  // fn and the Status arguments, the vocab ("tokenizer.model.vocab[\"x\"] ...") and merge i
+  // ("tokenizer.model.merges[11]: token ... is not in the vocab"; a repeat names the earlier one with merge_ref).
+  struct Names {
+    std::string fn = "createBpeTokenizer";
+    std::string vocab_arg = "vocab", merges_arg = "merges";
+    std::string vocab = "vocab";
+    std::function<std::string(std::size_t)> merge;      // e.g. i -> "merges line 12"
+    std::function<std::string(std::size_t)> merge_ref;  // e.g. i -> "line 12"
+  };
+  static core::Result<std::unique_ptr<BpeTokenizer>> create(
+      std::span<const std::pair<std::string, std::int64_t>> vocab,
+      std::span<const std::pair<std::string_view, std::string_view>> merges, const Names& names);
+
   // Encodes UTF-8 text (invalid UTF-8 -> "encode: text is not valid UTF-8 (...)") to GPT-2's ids, exactly as
   // GPT-2's encoder.py. tokens[i] is the UTF-8 text of token i's bytes when those bytes are valid UTF-8 on their
   // own, and otherwise (a token holding part of a multi-byte character, e.g. half an emoji) its byte-level vocab
@@ -52,6 +68,7 @@ class BpeTokenizer {
 
   std::size_t vocab_size() const;                 // number of vocab entries (GPT-2: 50257)
   std::string token_text(std::int32_t id) const;  // byte-level string of the entry (e.g. "Ġhello"); "" if unknown
+  std::int32_t id_of(std::string_view token) const;  // id of a byte-level vocab string ("Ġhello"), -1 if absent
 
  private:
   // Internally tokens are entry indices (positions in entries_), converted to ids only on output.
@@ -73,6 +90,7 @@ class BpeTokenizer {
     return std::string_view(arena_).substr(e.bytes_begin, e.bytes_size);
   }
   const Entry* find_id(std::int32_t id) const;
+  std::int32_t find_text(std::string_view text) const;  // entry index, -1 if absent
   MergeSlot* merge_slot(std::uint64_t key);
   const MergeSlot* find_merge(std::int32_t left, std::int32_t right) const;
   const std::vector<std::int32_t>& bpe(std::string_view bytes) const;
@@ -80,6 +98,7 @@ class BpeTokenizer {
   std::string arena_;
   std::vector<Entry> entries_;       // sorted by id
   std::int32_t byte_index_[256] = {};  // entry index of each single-byte token
+  std::vector<std::int32_t> by_text_;  // token text -> entry index: open addressing, -1 empty, power-of-two size
   std::vector<MergeSlot> merges_;    // size a power of two, at most half full
   // Pre-token bytes -> entry indices. Makes encode() non-reentrant on one tokenizer (fine: wasm runs one thread).
   mutable std::unordered_map<std::string, std::vector<std::int32_t>> cache_;
