@@ -25,6 +25,7 @@ struct ParsedFile {
   std::string reason;   // parse error: "<what> at byte N"
   json root;            // the document without model.vocab (when an object) and model.merges (when an array)
   bool vocab_seen = false, merges_seen = false;
+  const char* repeated = nullptr;  // "vocab" / "merges" when model lists it twice
   std::vector<std::pair<std::string, std::int64_t>> vocab;  // document order
   std::string vocab_bad_key;
   const char* vocab_bad_type = "";
@@ -95,6 +96,7 @@ class FileReader {
   bool start_object(std::size_t /*n*/) {
     if (mode_ != Mode::kDom) return open_inside(json::value_t::object);
     if (at_model_member("vocab")) {
+      if (out_->vocab_seen) out_->repeated = "vocab";
       mode_ = Mode::kVocab;
       depth_ = 1;
       out_->vocab_seen = true;
@@ -105,6 +107,7 @@ class FileReader {
   bool start_array(std::size_t /*n*/) {
     if (mode_ != Mode::kDom) return open_inside(json::value_t::array);
     if (at_model_member("merges")) {
+      if (out_->merges_seen) out_->repeated = "merges";
       mode_ = Mode::kMerges;
       depth_ = 1;
       out_->merges_seen = true;
@@ -365,6 +368,7 @@ core::Result<std::unique_ptr<HfTokenizer>> HfTokenizer::from_json(std::string_vi
   if (model_it == f.root.end()) return rd.invalid(rd.at("model") + " is missing");
   if (!model_it->is_object()) return rd.type("model", "an object", *model_it);
   const json& model = *model_it;
+  if (f.repeated != nullptr) return rd.invalid(rd.at("model.") + f.repeated + " appears more than once");
   const auto type_it = model.find("type");
   if (type_it == model.end() || !type_it->is_string()) {
     return rd.type("model.type", "a string", type_it == model.end() ? json() : *type_it);

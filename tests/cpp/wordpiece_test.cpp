@@ -421,6 +421,8 @@ TEST_CASE("HfTokenizer: malformed or unsupported tokenizer.json is an error nami
         "loadPretrained: tokenizer.model.vocab['[CLS]'] and tokenizer.model.vocab['[UNK]'] have the same id 3");
   CHECK(json_error(with(R"("vocab":{)", R"("vocab":{"[UNK]":1000,)")) ==
         "loadPretrained: tokenizer.model.vocab lists the token '[UNK]' twice");
+  CHECK(json_error(with(R"("vocab":{)", R"("vocab":{"a":1},"vocab":{)")) ==
+        "loadPretrained: tokenizer.model.vocab appears more than once");
   CHECK(json_error(with(R"("vocab":{)", R"("vocab":[],"x":{)")) ==
         "loadPretrained: tokenizer.model.vocab must be an object mapping each token to its id, got array");
   CHECK(json_error(with(R"("id":0,)", R"("id":"0",)")) ==
