@@ -15,6 +15,8 @@ and the data of the BERT normalizer (src/tokenizers/wordpiece.cpp):
                      count code points from first (Hangul syllables are decomposed algorithmically in code)
   kStripMulti      - {cp, {a, b, c}}: NFD without Mn is empty or 2-3 code points (unused slots 0); 0x110000
                      stands for a dropped Mn of combining class 0, which still separates non-starters
+tests/fixtures/wordpiece/check_unicode_tables.py compares the C++ lookups of these with unicodedata for every code
+point (must print "0 mismatches").
 
 Source: Python's unicodedata (Unicode version printed into the output). unicodedata has General_Category
 but neither White_Space, Grapheme_Cluster_Break nor Extended_Pictographic, so those are derived here from
