@@ -30,16 +30,12 @@ core::Status check_mha_weights(const char* fn, const char* prefix, const MhaWeig
   return core::Status::Ok();
 }
 
-MhaOutput multi_head_attention_unchecked(const MhaArgs& a) {
+MhaOutput attend_projected(std::span<const float> q, std::span<const float> k, std::span<const float> v,
+                           const MhaArgs& a) {
   const int nq = a.nq, nk = a.nk, d_model = a.d_model, num_heads = a.num_heads;
   const int head_dim = d_model / num_heads;
   const std::size_t n_scores = static_cast<std::size_t>(nq) * static_cast<std::size_t>(nk);
   MhaOutput out;
-
-  // 1. projections: Q = query·W_Q + b_Q [nq, d_model], K = key·W_K + b_K [nk, d_model], V likewise.
-  std::vector<float> q = ops::linear(a.query, nq, d_model, a.w.wq, d_model, a.w.bq);
-  std::vector<float> k = ops::linear(a.key, nk, a.kdim, a.w.wk, d_model, a.w.bk);
-  std::vector<float> v = ops::linear(a.value, nk, a.vdim, a.w.wv, d_model, a.w.bv);
 
   // Per-head weights [num_heads, nq, nk]; without need_weights one [nq, nk] buffer is reused by every head.
   const bool all_heads = a.need_weights || a.keep_trace;
@@ -71,11 +67,21 @@ MhaOutput multi_head_attention_unchecked(const MhaArgs& a) {
   // 9. output = concat · W_O + b_O [nq, d_model]
   out.output = ops::linear(concat, nq, d_model, a.w.wo, d_model, a.w.bo);
   if (all_heads) out.weights = std::move(weights);
+  if (a.keep_trace) out.concat = std::move(concat);
+  return out;
+}
+
+MhaOutput multi_head_attention_unchecked(const MhaArgs& a) {
+  // 1. projections: Q = query·W_Q + b_Q [nq, d_model], K = key·W_K + b_K [nk, d_model], V likewise.
+  std::vector<float> q = ops::linear(a.query, a.nq, a.d_model, a.w.wq, a.d_model, a.w.bq);
+  std::vector<float> k = ops::linear(a.key, a.nk, a.kdim, a.w.wk, a.d_model, a.w.bk);
+  std::vector<float> v = ops::linear(a.value, a.nk, a.vdim, a.w.wv, a.d_model, a.w.bv);
+  // 2-9.
+  MhaOutput out = attend_projected(q, k, v, a);
   if (a.keep_trace) {
     out.q = std::move(q);
     out.k = std::move(k);
     out.v = std::move(v);
-    out.concat = std::move(concat);
   }
   return out;
 }

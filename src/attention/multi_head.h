@@ -68,6 +68,12 @@ core::Status check_mha_config(const char* fn, int d_model, int num_heads, int kd
 // The computation without any validation: callers have checked everything multi_head_attention checks.
 MhaOutput multi_head_attention_unchecked(const MhaArgs& a);
 
+// Steps 2-9 (scores, scale, mask, softmax, weighted sum, W_O) on projections already made: q [nq, d_model],
+// k and v [nk, d_model] (a.query/key/value are not read). Decoding with a key/value cache calls it with the
+// cached projections; q/k/v are not copied into the trace.
+MhaOutput attend_projected(std::span<const float> q, std::span<const float> k, std::span<const float> v,
+                           const MhaArgs& a);
+
 }  // namespace detail
 
 }  // namespace attnscope::attention

@@ -3,6 +3,7 @@
 
 #include "core/check.h"
 #include "ops/linear.h"
+#include "ops/mask.h"
 #include "ops/softmax.h"
 #include "ops/validate.h"
 
@@ -24,6 +25,21 @@ core::Result<AttentionOutput> simple_self_attention(std::span<const float> x, in
   detail::softmax_and_pool(out, n, n, xv);
   ATTN_TRY(ops::check_result(fn, "weights", out.weights));
   ATTN_TRY(ops::check_result(fn, "context", out.output));
+  return out;
+}
+
+AttentionOutput simple_self_attention_masked(std::span<const float> x, int n, int d, int valid_keys,
+                                             bool* overflowed) {
+  const core::ConstMatView xv = core::as_view(x, n, d);
+  AttentionOutput out;
+  // 1. scores[i, j] = x_i · x_j; 2. keys j >= valid_keys blocked (-inf)
+  out.scores.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
+  const core::MatView s{out.scores.data(), n, n, n};
+  ops::matmul_nt(xv, xv, s);
+  *overflowed = !ops::all_finite(out.scores);
+  if (valid_keys < n) ops::apply_valid_len(s, valid_keys);
+  // 3. weights = row softmax(scores); 4. context = weights · X
+  detail::softmax_and_pool(out, n, n, xv);
   return out;
 }
 

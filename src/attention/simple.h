@@ -13,4 +13,9 @@ namespace attnscope::attention {
 // scores = X Xᵀ (unscaled) [n, n], weights = row softmax(scores) [n, n], output (JS: context) = weights X [n, d].
 core::Result<AttentionOutput> simple_self_attention(std::span<const float> x, int n, int d);
 
+// Internal (no validation; the model's 'simple' layer): the same with keys j >= valid_keys blocked for every
+// query (padding): their scores are -inf and weights 0; valid_keys = n blocks nothing. overflowed reports
+// scores that overflowed float32 (finite inputs).
+AttentionOutput simple_self_attention_masked(std::span<const float> x, int n, int d, int valid_keys, bool* overflowed);
+
 }  // namespace attnscope::attention

@@ -20,6 +20,15 @@ struct Status {
 
   bool ok() const { return kind == ErrorKind::kOk; }
   static Status Ok() { return {}; }
+
+  // The message without its "<function>: " prefix: what went wrong with which argument. Layers that are
+  // called under several public names (the model: createModel / loadPretrained / loadBundled, run /
+  // generate) report an operation in `function`, and the bindings build the public message once from
+  // their own name and this detail.
+  std::string detail() const {
+    const std::string prefix = function + ": ";
+    return message.compare(0, prefix.size(), prefix) == 0 ? message.substr(prefix.size()) : message;
+  }
 };
 
 // Builds an error whose message is "<function>: <text>". By convention `text` starts with the
@@ -40,6 +49,18 @@ inline Status range_error(std::string fn, std::string arg, const std::string& te
 }
 inline Status invalid_error(std::string fn, std::string arg, const std::string& text) {
   return make_error(ErrorKind::kInvalid, std::move(fn), std::move(arg), text);
+}
+
+// The same error reported by another call about another argument: function becomes `function`, and the
+// argument the detail starts with (by convention "<arg> ...") becomes `argument`, e.g. a tokenizer's
+// "encode: text is not valid UTF-8 (...)" seen by the model's run of the source:
+// readdress(s, "run", "source") -> "run: source is not valid UTF-8 (...)".
+inline Status readdress(const Status& s, std::string function, std::string argument) {
+  std::string d = s.detail();
+  if (!s.argument.empty() && d.compare(0, s.argument.size(), s.argument) == 0) {
+    d = argument + d.substr(s.argument.size());
+  }
+  return make_error(s.kind, std::move(function), std::move(argument), d);
 }
 
 // A value or the Status explaining why there is none.

@@ -7,6 +7,20 @@ namespace attnscope::ops {
 
 void relu(std::span<const float> x, std::span<float> out) { kernels::active_kernels().relu(x.size(), x.data(), out.data()); }
 void gelu(std::span<const float> x, std::span<float> out) { kernels::active_kernels().gelu(x.size(), x.data(), out.data()); }
+void gelu_tanh(std::span<const float> x, std::span<float> out) {
+  constexpr float kC = 0.7978845608028654f;  // sqrt(2 / pi)
+  std::vector<float> u(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) u[i] = kC * (x[i] + 0.044715f * (x[i] * x[i] * x[i]));
+  tanh(u, u);
+  for (std::size_t i = 0; i < x.size(); ++i) out[i] = 0.5f * x[i] * (1.0f + u[i]);
+}
+void activate(Activation a, std::span<float> x) {
+  switch (a) {
+    case Activation::kRelu: relu(x, x); return;
+    case Activation::kGelu: gelu(x, x); return;
+    case Activation::kGeluTanh: gelu_tanh(x, x); return;
+  }
+}
 void tanh(std::span<const float> x, std::span<float> out) { kernels::active_kernels().tanh(x.size(), x.data(), out.data()); }
 void add(std::span<const float> a, std::span<const float> b, std::span<float> out) {
   kernels::active_kernels().add(a.size(), a.data(), b.data(), out.data());

@@ -4,13 +4,22 @@
 
 #include <cstddef>
 #include <span>
+#include <vector>
 
 namespace attnscope::ops {
+
+// The feed-forward activations of the transformer layers: JS 'relu' | 'gelu' (exact, erf) | 'gelu-tanh'
+// (the tanh approximation, Hugging Face's gelu_new / gelu_pytorch_tanh, torch's approximate='tanh').
+enum class Activation { kRelu, kGelu, kGeluTanh };
 
 // out[i] = max(x[i], 0)
 void relu(std::span<const float> x, std::span<float> out);
 // out[i] = 0.5 x (1 + erf(x / sqrt 2)): the exact GELU (torch's approximate='none').
 void gelu(std::span<const float> x, std::span<float> out);
+// out[i] = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), in float32 as torch computes it; in place allowed.
+void gelu_tanh(std::span<const float> x, std::span<float> out);
+// The activation `a` over x, in place.
+void activate(Activation a, std::span<float> x);
 // out[i] = tanh(x[i])
 void tanh(std::span<const float> x, std::span<float> out);
 // out[i] = a[i] + b[i]; a, b, out have the same size.

@@ -27,4 +27,19 @@ core::Result<std::vector<float>> layer_norm(std::span<const float> x, int n, int
   return y;
 }
 
+void layer_norm_stats(std::span<const float> x, int n, int d, std::vector<float>& mean, std::vector<float>& var) {
+  mean.resize(static_cast<std::size_t>(n));
+  var.resize(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const float* row = x.data() + static_cast<std::size_t>(i) * static_cast<std::size_t>(d);
+    double mu = 0.0;
+    for (int c = 0; c < d; ++c) mu += row[c];
+    mu /= d;
+    double v = 0.0;
+    for (int c = 0; c < d; ++c) v += (row[c] - mu) * (row[c] - mu);
+    mean[static_cast<std::size_t>(i)] = static_cast<float>(mu);
+    var[static_cast<std::size_t>(i)] = static_cast<float>(v / d);
+  }
+}
+
 }  // namespace attnscope::ops

@@ -18,4 +18,8 @@ core::Result<std::vector<float>> layer_norm(std::span<const float> x, int n, int
 void layer_norm_rows(std::span<const float> x, int n, int d, std::span<const float> gamma,
                      std::span<const float> beta, float eps, std::span<float> y);
 
+// Internal: the per-row mean and biased variance LayerNorm normalises x [n, d] with (accumulated in double,
+// stored as float), for the trace's step-by-step view. mean and var are resized to n.
+void layer_norm_stats(std::span<const float> x, int n, int d, std::vector<float>& mean, std::vector<float>& var);
+
 }  // namespace attnscope::ops

@@ -1,6 +1,8 @@
 // mask.cpp: blocked entries become -inf before the softmax. Layer: ops.
 #include "ops/mask.h"
 
+#include <algorithm>
+
 #include <limits>
 
 namespace attnscope::ops {
@@ -27,6 +29,16 @@ void apply_valid_len(core::MatView s, int valid_len) {
   for (int i = 0; i < s.rows; ++i) {
     for (int j = valid_len < 0 ? s.cols : valid_len; j < s.cols; ++j) s.at(i, j) = kBlocked;
   }
+}
+
+std::vector<std::uint8_t> key_padding_mask(int nq, int nk, int nk_real) {
+  std::vector<std::uint8_t> m;
+  if (nk_real >= nk) return m;
+  m.assign(static_cast<std::size_t>(nq) * static_cast<std::size_t>(nk), 0);
+  for (int i = 0; i < nq; ++i) {
+    std::fill_n(m.begin() + static_cast<std::ptrdiff_t>(i) * nk, nk_real, std::uint8_t{1});
+  }
+  return m;
 }
 
 }  // namespace attnscope::ops

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "core/tensor.h"
 
@@ -16,5 +17,9 @@ void apply_attention_mask(core::MatView s, std::span<const std::uint8_t> mask, b
 
 // Writes -inf into columns j >= valid_len of every row (additive attention's validLen).
 void apply_valid_len(core::MatView s, int valid_len);
+
+// A key-padding mask [nq, nk]: 1 (may attend) for keys j < nk_real, 0 for the padding keys after them (PyTorch's
+// key_padding_mask inverted). Empty when nothing is padded (nk_real >= nk).
+std::vector<std::uint8_t> key_padding_mask(int nq, int nk, int nk_real);
 
 }  // namespace attnscope::ops
