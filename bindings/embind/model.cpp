@@ -1,24 +1,24 @@
-// EMSCRIPTEN_BINDINGS for the model pipeline (JS `createModel(config)` / `model.run(text)`); no math here.
-// Layer: bindings. bindings/js/model.js validates and normalises the config (every default applied) and
-// calls ModelHandle.load(config) -> null or an error descriptor (as BpeHandle), then run(input, trace) ->
-// the result object (docs/model.md "Result") or an error descriptor. Results are fresh JS-owned typed arrays.
+// EMSCRIPTEN_BINDINGS for the model layer (JS createModel / loadPretrained / loadBundled, model.run,
+// model.generate); no math and no defaults here. Layer: bindings. bindings/js/model.js checks JS types and
+// unknown keys and passes only what the caller gave; every range check, enum spelling and default is the C++
+// core's (src/model/model_config.h). The core reports errors for its operations ("create", "run",
+// "generate"); model_error() names them as the JS call the user made, once, here.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "convert.h"
 #include "errors.h"
-#include "model/transformer.h"
+#include "model_handle.h"
 
 namespace attnscope::bindings {
 namespace {
 
 using emscripten::val;
-using model::Architecture;
-using model::TraceLevel;
 
 void set_if(val& o, const char* name, const std::vector<float>& x) {
   if (!x.empty()) o.set(name, f32_out(x));
@@ -29,7 +29,10 @@ val attention_out(const model::AttentionTrace& a) {
   set_if(o, "q", a.q);
   set_if(o, "k", a.k);
   set_if(o, "v", a.v);
+  set_if(o, "dots", a.dots);
   set_if(o, "scores", a.scores);
+  set_if(o, "rowMax", a.row_max);
+  set_if(o, "rowSum", a.row_sum);
   set_if(o, "weights", a.weights);
   set_if(o, "concat", a.concat);
   set_if(o, "output", a.output);
@@ -56,19 +59,24 @@ val side_out(val o, const model::SideTrace& s) {
   o.set("positional", f32_out(s.positional));
   o.set("input", f32_out(s.input));
   val layers = val::array();
+  static const char* const kResidual[] = {"residual1", "residual2", "residual3"};
+  static const char* const kNorm[] = {"norm1", "norm2", "norm3"};
+  static const char* const kMean[] = {"norm1Mean", "norm2Mean", "norm3Mean"};
+  static const char* const kVar[] = {"norm1Var", "norm2Var", "norm3Var"};
   for (std::size_t i = 0; i < s.layers.size(); ++i) {
     const auto& L = s.layers[i];
     val l = val::object();
     l.set("kind", val(kind_name(L.kind)));
+    l.set("full", val(L.full));
     set_if(l, "input", L.input);
     l.set("attention", attention_out(L.attention));
     if (L.has_cross) l.set("cross", attention_out(L.cross));
-    set_if(l, "residual1", L.residual1);
-    set_if(l, "norm1", L.norm1);
-    set_if(l, "residual2", L.residual2);
-    set_if(l, "norm2", L.norm2);
-    set_if(l, "residual3", L.residual3);
-    set_if(l, "norm3", L.norm3);
+    for (int k = 0; k < 3; ++k) {
+      set_if(l, kResidual[k], L.residual[k]);
+      set_if(l, kNorm[k], L.norm[k]);
+      set_if(l, kMean[k], L.norm_mean[k]);
+      set_if(l, kVar[k], L.norm_var[k]);
+    }
     set_if(l, "ffHidden", L.ff_hidden);
     set_if(l, "ffOutput", L.ff_output);
     l.set("output", f32_out(L.output));
@@ -76,6 +84,15 @@ val side_out(val o, const model::SideTrace& s) {
   }
   o.set("layers", layers);
   o.set("output", f32_out(s.output));
+  set_if(o, "lastLayerOutput", s.last_layer_output);
+  return o;
+}
+
+val top_out(const model::TopK& t) {
+  val o = val::object();
+  o.set("tokens", strings_out(t.tokens));
+  o.set("ids", i32_out(t.ids));
+  o.set("probs", f32_out(t.probs));
   return o;
 }
 
@@ -86,98 +103,175 @@ val trace_out(const model::RunTrace& r) {
   o.set("headDim", val(r.head_dim));
   o.set("dFF", val(r.d_ff));
   side_out(o, r.main);
-  val next = val::object();
-  next.set("tokens", strings_out(r.next.tokens));
-  next.set("ids", i32_out(r.next.ids));
-  next.set("probs", f32_out(r.next.probs));
-  o.set("next", next);
+  o.set("next", top_out(r.next));
+  if (!r.masks.empty()) {
+    val masks = val::array();
+    for (std::size_t i = 0; i < r.masks.size(); ++i) {
+      val m = top_out(r.masks[i].top);
+      m.set("position", val(r.masks[i].position));
+      masks.set(i, m);
+    }
+    o.set("masks", masks);
+  }
   if (r.has_source) o.set("source", side_out(val::object(), r.source));
+  if (r.positional_rows > 0) {
+    o.set("positionalTable", f32_out(r.positional_table));
+    o.set("positionalRows", val(r.positional_rows));
+  }
   return o;
 }
 
-// A model handle: constructed empty, then load() returns null or an error descriptor.
-class ModelHandle {
- public:
-  val load(val c) {
-    model::ModelConfig cfg;
-    const std::string arch = str_in(c["architecture"], "encoder");
-    cfg.architecture = arch == "decoder"           ? Architecture::kDecoder
-                       : arch == "encoder-decoder" ? Architecture::kEncoderDecoder
-                                                   : Architecture::kEncoder;
-    const std::string tok = str_in(c["tokenizer"], "word");
-    cfg.tokenizer = tok == "char" ? model::TokenizerKind::kChar
-                    : tok == "bpe" ? model::TokenizerKind::kBpe
-                                   : model::TokenizerKind::kWord;
-    cfg.bpe_vocab = str_in(c["bpeVocab"]);
-    cfg.bpe_merges = str_in(c["bpeMerges"]);
-    cfg.d_model = int_in(c["dModel"], 16);
-    cfg.num_heads = int_in(c["numHeads"], 2);
-    cfg.num_layers = int_in(c["numLayers"], 2);
-    cfg.num_decoder_layers = int_in(c["numDecoderLayers"], 0);
-    cfg.d_ff = int_in(c["dFF"], 0);
-    cfg.norm_first = bool_in(c["normFirst"], false);
-    cfg.activation = str_in(c["activation"], "relu") == "gelu" ? model::Activation::kGelu : model::Activation::kRelu;
-    cfg.eps = num_in(c["eps"], 1e-5);
-    const std::string pos = str_in(c["positional"], "sinusoidal");
-    cfg.positional = pos == "learned" ? model::PositionalKind::kLearned
-                     : pos == "none"  ? model::PositionalKind::kNone
-                                      : model::PositionalKind::kSinusoidal;
-    cfg.positional_base = num_in(c["positionalBase"], 10000.0);
-    cfg.max_positions = int_in(c["maxPositions"], 512);
-    cfg.attention = str_in(c["attention"], "learned") == "simple" ? model::FirstAttention::kSimple
-                                                                  : model::FirstAttention::kLearned;
-    cfg.seed = static_cast<std::uint64_t>(num_in(c["seed"], 42.0));
-    if (given(c["embeddingTokens"])) {
-      const val tokens = c["embeddingTokens"];
-      const std::vector<float> values = f32_in(c["embeddingValues"]);
-      const int count = tokens["length"].as<int>();
-      const std::size_t per = count > 0 ? values.size() / static_cast<std::size_t>(count) : 0;
-      for (int i = 0; i < count; ++i) {
-        const auto* row = values.data() + static_cast<std::size_t>(i) * per;
-        cfg.embeddings.emplace_back(tokens[i].as<std::string>(), std::vector<float>(row, row + per));
-      }
-    }
-    cfg.weights = u8_in(c["weights"]);
-    cfg.top_k = int_in(c["topK"], 5);
-    cfg.max_tokens = int_in(c["maxTokens"], 1024);
-    auto r = model::Transformer::create(std::move(cfg));
-    if (!r.ok()) return error_out(r.status());
-    model_ = std::move(r).value();
-    return val::null();
-  }
-
-  // input: { text } or { source, target }; trace: 'full' | 'weights' | 'none'; pad_to: 0 = no padding.
-  val run(val input, std::string trace, int pad_to) const {
-    const TraceLevel level = trace == "none" ? TraceLevel::kNone
-                             : trace == "weights" ? TraceLevel::kWeights
-                                                  : TraceLevel::kFull;
-    auto r = given(input["text"])
-                 ? model_->run(input["text"].as<std::string>(), level, pad_to)
-                 : model_->run(input["source"].as<std::string>(), input["target"].as<std::string>(), level, pad_to);
-    if (!r.ok()) return error_out(r.status());
-    return trace_out(r.value());
-  }
-
-  // Names and shapes of every parameter (the safetensors table for this config).
-  val parameters() const {
-    val out = val::array();
-    int i = 0;
-    for (const auto& [name, shape] : model_->parameter_shapes()) {
-      val e = val::object();
-      e.set("name", val(name));
-      val s = val::array();
-      for (std::size_t k = 0; k < shape.size(); ++k) s.set(k, val(shape[k]));
-      e.set("shape", s);
-      out.set(i++, e);
-    }
-    return out;
-  }
-
- private:
-  std::unique_ptr<model::Transformer> model_;
-};
-
 }  // namespace
+
+// A model handle: constructed empty, then load() returns null or an error descriptor. `creator` is the JS
+// function that made the model (createModel, loadPretrained, loadBundled): create errors carry its name.
+ModelHandle::ModelHandle() = default;
+
+val ModelHandle::error(const core::Status& s) const {
+  const std::string op = s.function;
+  const std::string js = op == model::kOpCreate ? creator_ : op;  // "run" and "generate" are the JS names too
+  return error_out(core::make_error(s.kind, js, s.argument, s.detail()));
+}
+
+val ModelHandle::load(val c) {
+  creator_ = "createModel";
+  model::ModelConfig cfg;
+  // enums: spelled by the JS API, parsed (and rejected) by the core
+  val failed = val::null();
+  auto parse = [&](const char* key, auto parser, auto& field) -> bool {
+    if (!given(c[key])) return true;
+    auto r = parser(c[key].as<std::string>(), model::kOpCreate, key);
+    if (!r.ok()) {
+      failed = error(r.status());
+      return false;
+    }
+    field = r.value();
+    return true;
+  };
+  if (!parse("architecture", model::parse_architecture, cfg.architecture) ||
+      !parse("tokenizer", model::parse_tokenizer_kind, cfg.tokenizer) ||
+      !parse("activation", model::parse_activation, cfg.activation) ||
+      !parse("positional", model::parse_positional, cfg.positional) ||
+      !parse("attention", model::parse_first_attention, cfg.attention)) {
+    return failed;
+  }
+  cfg.bpe_vocab = str_in(c["bpeVocab"]);
+  cfg.bpe_merges = str_in(c["bpeMerges"]);
+  cfg.d_model = int_in(c["dModel"], cfg.d_model);
+  cfg.num_heads = int_in(c["numHeads"], cfg.num_heads);
+  cfg.num_layers = int_in(c["numLayers"], cfg.num_layers);
+  if (given(c["numDecoderLayers"])) cfg.num_decoder_layers = c["numDecoderLayers"].as<int>();
+  if (given(c["dFF"])) cfg.d_ff = c["dFF"].as<int>();
+  cfg.norm_first = bool_in(c["normFirst"], cfg.norm_first);
+  cfg.eps = num_in(c["eps"], cfg.eps);
+  cfg.positional_base = num_in(c["positionalBase"], cfg.positional_base);
+  cfg.max_positions = int_in(c["maxPositions"], cfg.max_positions);
+  cfg.seed = static_cast<std::uint64_t>(num_in(c["seed"], static_cast<double>(cfg.seed)));
+  if (given(c["embeddingTokens"])) {
+    const val tokens = c["embeddingTokens"];
+    const val rows = c["embeddingRows"];
+    const int count = tokens["length"].as<int>();
+    for (int i = 0; i < count; ++i) cfg.embeddings.emplace_back(tokens[i].as<std::string>(), f32_in(rows[i]));
+  }
+  cfg.weights = u8_in(c["weights"]);
+  cfg.top_k = int_in(c["topK"], cfg.top_k);
+  cfg.max_tokens = int_in(c["maxTokens"], cfg.max_tokens);
+  auto r = model::Transformer::create(std::move(cfg));
+  if (!r.ok()) return error(r.status());
+  model_ = std::move(r).value();
+  return val::null();
+}
+
+void ModelHandle::adopt(std::unique_ptr<model::Transformer> m, std::string creator) {
+  model_ = std::move(m);
+  creator_ = std::move(creator);
+}
+
+// The model's config with every default applied (JS model.config).
+val ModelHandle::config() const {
+  const model::ModelDescription& m = model_->description();
+  val o = val::object();
+  o.set("architecture", val(m.architecture));
+  o.set("dModel", val(m.d_model));
+  o.set("numHeads", val(m.num_heads));
+  o.set("dFF", val(m.d_ff));
+  o.set("topK", val(model_->options().top_k));
+  o.set("maxTokens", val(model_->options().max_tokens));
+  if (creator_ != "createModel") {
+    o.set("numLayers", val(static_cast<int>(m.main.blocks.size())));
+    o.set("positional", val(model::name_of(m.embedding.positional)));
+    o.set("maxPositions", val(m.embedding.max_positions));
+    if (!m.main.blocks.empty()) {
+      o.set("normFirst", val(m.main.blocks[0].norm_first));
+      o.set("activation", val(model::name_of(m.main.blocks[0].activation)));
+      o.set("eps", val(m.main.blocks[0].eps));
+    }
+    if (m.has_source) o.set("numDecoderLayers", val(static_cast<int>(m.main.blocks.size())));
+    return o;
+  }
+  const model::ModelConfig& c = model_->config();
+  o.set("tokenizer", val(model::name_of(c.tokenizer)));
+  o.set("numLayers", val(c.num_layers));
+  o.set("numDecoderLayers", val(c.num_decoder_layers.value_or(c.num_layers)));
+  o.set("normFirst", val(c.norm_first));
+  o.set("activation", val(model::name_of(c.activation)));
+  o.set("eps", val(c.eps));
+  o.set("positional", val(model::name_of(c.positional)));
+  o.set("positionalBase", val(c.positional_base));
+  o.set("maxPositions", val(c.max_positions));
+  o.set("attention", val(model::name_of(c.attention)));
+  o.set("seed", val(static_cast<double>(c.seed)));
+  return o;
+}
+
+// input: { text } or { source, target }; options: { trace, full, fullSource, positionalTable, padTo,
+// padMultiple, topK } as checked by model.js (JS types only).
+val ModelHandle::run(val input, val options) const {
+  model::RunOptions o;
+  if (given(options["trace"])) {
+    auto level = model::parse_trace_level(options["trace"].as<std::string>(), model::kOpRun, "trace");
+    if (!level.ok()) return error(level.status());
+    o.level = level.value();
+  }
+  o.full_layers = i32_in(options["full"]);
+  o.full_source_layers = i32_in(options["fullSource"]);
+  o.positional_rows = int_in(options["positionalTable"], 0);
+  o.pad_to = int_in(options["padTo"], 0);
+  o.pad_multiple = int_in(options["padMultiple"], 0);
+  if (given(options["topK"])) o.top_k = options["topK"].as<int>();
+  auto r = given(input["text"]) ? model_->run(input["text"].as<std::string>(), o)
+                                : model_->run(input["source"].as<std::string>(), input["target"].as<std::string>(), o);
+  if (!r.ok()) return error(r.status());
+  return trace_out(r.value());
+}
+
+val ModelHandle::generate(std::string input, int max_new_tokens) const {
+  auto r = model_->generate(input, max_new_tokens);
+  if (!r.ok()) return error(r.status());
+  const model::Generation& g = r.value();
+  val o = val::object();
+  o.set("text", val(g.text));
+  o.set("ids", i32_out(g.ids));
+  o.set("tokens", strings_out(g.tokens));
+  o.set("stoppedAtEnd", val(g.stopped_at_end));
+  return o;
+}
+
+// Names and shapes of every parameter (the safetensors table for this model).
+val ModelHandle::parameters() const {
+  val out = val::array();
+  int i = 0;
+  for (const auto& [name, shape] : model_->parameter_shapes()) {
+    val e = val::object();
+    e.set("name", val(name));
+    val s = val::array();
+    for (std::size_t k = 0; k < shape.size(); ++k) s.set(k, val(shape[k]));
+    e.set("shape", s);
+    out.set(i++, e);
+  }
+  return out;
+}
+
 }  // namespace attnscope::bindings
 
 EMSCRIPTEN_BINDINGS(attnscope_model) {
@@ -185,6 +279,8 @@ EMSCRIPTEN_BINDINGS(attnscope_model) {
   emscripten::class_<ModelHandle>("ModelHandle")
       .constructor<>()
       .function("load", &ModelHandle::load)
+      .function("config", &ModelHandle::config)
       .function("run", &ModelHandle::run)
+      .function("generate", &ModelHandle::generate)
       .function("parameters", &ModelHandle::parameters);
 }

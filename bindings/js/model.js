@@ -1,10 +1,11 @@
-// The model pipeline: `as.createModel(config)` -> Model with `run(text | { source, target }, options)`.
-// Layer: bindings/js. Validates and normalises the config here (types, unknown options, defaults); the C++
-// core (src/model/transformer.h) repeats the range checks and owns the messages for sizes, divisibility,
-// weights and token limits. Design, defaults, weight naming and the result shape: docs/model.md.
+// The model layer's JS face: `as.createModel(config)` -> Model with `run(text | { source, target }, options)`
+// and `generate(input, options)`; the checkpoint and bundled-model loaders wrap their handles in the same
+// class. Layer: bindings/js. This file checks only what C++ cannot see — JS types and unknown keys — and
+// passes on only what the caller gave: every default, range check, enum spelling and message about values is
+// the C++ core's (src/model/model_config.h), and `model.config` is read back from it. docs/model.md.
 import { fail, unwrap } from './errors.js';
 import {
-  bool, checkString, int, num, oneOf, scalar, validate,
+  bool, checkString, num, scalar, validate,
 } from './validate.js';
 
 const FN = 'createModel';
@@ -37,6 +38,41 @@ const tokenizer = () => scalar((fn, name, v) => {
   return undefined;
 });
 
+// An enum member: a string here, its spelling checked by the core ("architecture (\"gpt\") must be one of …").
+const word = () => scalar((fn, name, v) => {
+  if (v !== undefined && typeof v !== 'string') {
+    fail('TypeError', `${fn}: ${name} must be a string, got ${typeName(v)}`);
+  }
+  return v;
+});
+
+// An integer the core range-checks; here only that it is a number and fits the core's int.
+// `min` only words the message as the core words its range check (0: non-negative, 1: positive).
+const whole = (min = 1) => scalar((fn, name, v) => {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number') fail('TypeError', `${fn}: ${name} must be a number, got ${typeName(v)}`);
+  if (!Number.isInteger(v) || Math.abs(v) > 2 ** 31 - 1) {
+    fail('RangeError', `${fn}: ${name} (${String(v)}) must be ${min === 0 ? 'a non-negative integer' : 'a positive integer'}`);
+  }
+  return v;
+});
+
+// A list of layer indices (run option `full`).
+const layerList = () => scalar((fn, name, v) => {
+  if (v === undefined) return undefined;
+  if (!Array.isArray(v) && !(ArrayBuffer.isView(v) && !(v instanceof DataView))) {
+    fail('TypeError', `${fn}: ${name} must be an array of layer indices, got ${typeName(v)}`);
+  }
+  const out = new Int32Array(v.length);
+  for (let i = 0; i < v.length; i++) {
+    if (!Number.isInteger(v[i]) || v[i] < 0 || v[i] > 2 ** 31 - 1) {
+      fail('RangeError', `${fn}: ${name}[${i}] (${String(v[i])}) must be a non-negative integer`);
+    }
+    out[i] = v[i];
+  }
+  return out;
+});
+
 const seed = () => scalar((fn, name, v) => {
   if (v === undefined) return undefined;
   if (typeof v !== 'number') fail('TypeError', `${fn}: ${name} must be a number, got ${typeName(v)}`);
@@ -44,31 +80,26 @@ const seed = () => scalar((fn, name, v) => {
   return v;
 });
 
-// embeddings: { [token]: number[] | Float32Array } with dModel entries each -> tokens + one flat Float32Array.
-const embeddings = () => (fn, name, v, args) => {
+// embeddings: { [token]: number[] | Float32Array } -> tokens + one Float32Array per row (the core checks each
+// row's length against dModel).
+const embeddings = () => (fn, name, v) => {
   if (v === undefined) return undefined;
   if (v === null || typeof v !== 'object' || Array.isArray(v) || ArrayBuffer.isView(v)) {
     fail('TypeError', `${fn}: ${name} must be an object mapping tokens to arrays of dModel numbers, got ${typeName(v)}`);
   }
   const tokens = Object.keys(v);
-  const values = new Float32Array(tokens.length * args.dModel);
-  tokens.forEach((token, t) => {
+  const rows = tokens.map((token) => {
     const row = v[token];
     const arg = `${name}[${JSON.stringify(token)}]`;
     if (!(Array.isArray(row) || (ArrayBuffer.isView(row) && !(row instanceof DataView)))) {
       fail('TypeError', `${fn}: ${arg} must be a Float32Array or an array of numbers, got ${typeName(row)}`);
     }
-    if (row.length !== args.dModel) {
-      fail('RangeError', `${fn}: ${arg} must have length ${args.dModel} (dModel = ${args.dModel}), got ${row.length}`);
-    }
     for (let i = 0; i < row.length; i++) {
-      if (typeof row[i] !== 'number' || !Number.isFinite(row[i])) {
-        fail('RangeError', `${fn}: ${arg}[${i}] (${String(row[i])}) must be finite`);
-      }
-      values[t * args.dModel + i] = row[i];
+      if (typeof row[i] !== 'number') fail('TypeError', `${fn}: ${arg}[${i}] must be a number, got ${typeName(row[i])}`);
     }
+    return Float32Array.from(row);
   });
-  return { tokens, values };
+  return { tokens, rows };
 };
 
 const bytes = () => (fn, name, v) => {
@@ -80,46 +111,49 @@ const bytes = () => (fn, name, v) => {
 };
 
 const SPEC = {
-  architecture: oneOf('encoder', 'decoder', 'encoder-decoder'),
+  architecture: word(),
   tokenizer: tokenizer(),
-  dModel: int({ optional: true }),
-  numHeads: int({ optional: true }),
-  numLayers: int({ min: 0, optional: true }),
-  numDecoderLayers: int({ optional: true }),
-  dFF: int({ optional: true }),
+  dModel: whole(),
+  numHeads: whole(),
+  numLayers: whole(0),
+  numDecoderLayers: whole(0),
+  dFF: whole(),
   normFirst: bool(),
-  activation: oneOf('relu', 'gelu'),
-  eps: num({ positive: true }),
-  positional: oneOf('sinusoidal', 'learned', 'none'),
-  positionalBase: num({ positive: true }),
-  maxPositions: int({ optional: true }),
-  attention: oneOf('learned', 'simple'),
+  activation: word(),
+  eps: num(),
+  positional: word(),
+  positionalBase: num(),
+  maxPositions: whole(),
+  attention: word(),
   seed: seed(),
   embeddings: embeddings(),
   weights: bytes(),
-  topK: int({ min: 0, optional: true }),
-  maxTokens: int({ optional: true }),
+  topK: whole(0),
+  maxTokens: whole(),
 };
 
-const DEFAULTS = {
-  architecture: 'encoder', tokenizer: 'word', dModel: 16, numHeads: 2, numLayers: 2, normFirst: false,
-  activation: 'relu', eps: 1e-5, positional: 'sinusoidal', positionalBase: 10000, maxPositions: 512,
-  attention: 'learned', seed: 42, topK: 5, maxTokens: 1024,
+const RUN_OPTIONS = {
+  trace: word(),
+  full: layerList(),
+  fullSource: layerList(),
+  positionalTable: whole(0),
+  padTo: whole(),
+  padMultiple: whole(0),
+  topK: whole(0),
 };
-
-const RUN_OPTIONS = { trace: oneOf('full', 'weights', 'none'), padTo: int({ optional: true, max: 65536 }) };
+const GENERATE_OPTIONS = { maxNewTokens: whole(0) };
 
 // JS strings may hold lone surrogates; the core takes UTF-8 (same rule as tokenize()).
 const wellFormed = (s) => (typeof s.toWellFormed === 'function' ? s.toWellFormed() : s);
 
-/** A transformer built by `as.createModel(config)`; free it with delete(). */
+/** A model built by `as.createModel(config)`, `as.loadPretrained(...)` or `as.loadBundled(name)`; free it with delete(). */
 export class Model {
   #handle;
 
-  constructor(handle, config) {
+  constructor(handle, info = {}) {
     this.#handle = handle;
-    /** The normalised config (every default applied; weights, embeddings and BPE texts omitted). */
-    this.config = Object.freeze(config);
+    /** The model's config with every default applied, as the core holds it (weights, embeddings and tokenizer texts omitted). */
+    this.config = Object.freeze({ ...handle.config(), ...info });
   }
 
   #live(fn) {
@@ -129,17 +163,20 @@ export class Model {
 
   /**
    * Runs text through tokenizer, embeddings (+ positions) and every layer; returns every intermediate.
-   * `input`: a string, or `{ source, target }` for architecture 'encoder-decoder' (a string is then both).
+   * `input`: a string, or `{ source, target }` for encoder-decoder models (a string is then both).
    * `options.trace`: 'full' (default) | 'weights' (per layer only attention weights and outputs) | 'none'.
-   * `options.padTo`: pad with '<pad>' tokens (id -1) to this many positions, blocked as keys (key-padding
-   * mask): real rows equal the unpadded run's; pad query rows attend to the real keys. Encoder-decoder: both sides.
+   * `options.full`: layer indices that keep the full trace whatever `trace` says (`fullSource`: the encoder's).
+   * `options.positionalTable`: also return that many rows of the positional table (`positionalTable`).
+   * `options.padTo` / `options.padMultiple`: pad with '<pad>' tokens (id -1) to this many positions / to the next
+   * multiple (at least one pad), blocked as keys (key-padding mask): real rows equal the unpadded run's.
+   * `options.topK`: size of `next` (default: the model's topK).
    */
   run(input, options = {}) {
     const h = this.#live('run');
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
       fail('TypeError', `run: options must be an object, got ${typeName(options)}`);
     }
-    const { trace = 'full', padTo = 0 } = validate('run', RUN_OPTIONS, options);
+    const opts = validate('run', RUN_OPTIONS, options);
     let arg;
     if (typeof input === 'string') {
       arg = { text: wellFormed(input) };
@@ -153,7 +190,23 @@ export class Model {
     } else {
       fail('TypeError', `run: text must be a string${this.config.architecture === 'encoder-decoder' ? ' or { source, target }' : ''}, got ${typeName(input)}`);
     }
-    return unwrap(h.run(arg, trace, padTo));
+    return unwrap(h.run(arg, opts));
+  }
+
+  /**
+   * Greedy decoding (argmax, ties to the smaller id) with a key/value cache: a language model continues `input`
+   * (the result holds only the new tokens), an encoder-decoder model reads it as the source and returns the
+   * target; stops at the end token or after `options.maxNewTokens` (default 32).
+   * @returns {{ text: string, ids: Int32Array, tokens: string[], stoppedAtEnd: boolean }}
+   */
+  generate(input, options = {}) {
+    const h = this.#live('generate');
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+      fail('TypeError', `generate: options must be an object, got ${typeName(options)}`);
+    }
+    const { maxNewTokens = 32 } = validate('generate', GENERATE_OPTIONS, options);
+    checkString('generate', 'input', input);
+    return unwrap(h.generate(wellFormed(input), maxNewTokens));
   }
 
   /** Names and shapes of the model's parameters: the safetensors names `weights` may hold (docs/model.md). */
@@ -170,16 +223,10 @@ export class Model {
   }
 }
 
-/** Validates `config`, builds the model in wasm and wraps it (index.js: `as.createModel(config)`). */
+/** Checks `config`'s JS types, builds the model in wasm and wraps it (index.js: `as.createModel(config)`). */
 export function createModel(module, config = {}) {
   const input = config === undefined ? {} : config;
-  const args = validate(FN, SPEC, input, {
-    defaults(a) {
-      for (const [k, v] of Object.entries(DEFAULTS)) a[k] ??= v;
-      a.dFF ??= 4 * a.dModel;
-      a.numDecoderLayers ??= a.numLayers;
-    },
-  });
+  const args = validate(FN, SPEC, input);
   const native = { ...args };
   const tok = args.tokenizer;
   if (typeof tok === 'object') {
@@ -190,7 +237,7 @@ export function createModel(module, config = {}) {
   delete native.embeddings;
   if (args.embeddings !== undefined) {
     native.embeddingTokens = args.embeddings.tokens;
-    native.embeddingValues = args.embeddings.values;
+    native.embeddingRows = args.embeddings.rows;
   }
   const handle = new module.ModelHandle();
   const err = handle.load(native);
@@ -198,10 +245,5 @@ export function createModel(module, config = {}) {
     handle.delete();
     unwrap(err);
   }
-  const shown = {};
-  for (const key of Object.keys(SPEC)) {
-    if (key !== 'weights' && key !== 'embeddings') shown[key] = args[key];
-  }
-  if (typeof tok === 'object') shown.tokenizer = 'bpe';
-  return new Model(handle, shown);
+  return new Model(handle);
 }

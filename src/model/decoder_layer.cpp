@@ -3,7 +3,6 @@
 #include "model/decoder_layer.h"
 
 #include "core/check.h"
-#include "ops/activations.h"
 #include "ops/validate.h"
 
 namespace attnscope::model {
@@ -19,32 +18,6 @@ core::Status check_attention_block(const char* fn, const char* prefix, const att
   ATTN_TRY(ops::check_array(fn, prefix, "bv", w.bv, Dims{"dModel", d_model}));
   ATTN_TRY(ops::check_array(fn, prefix, "bo", w.bo, Dims{"dModel", d_model}));
   return core::Status::Ok();
-}
-
-// One attention sub-block: query rows q_in [nq, d_model] attend to kv_in [nk, d_model].
-attention::MhaOutput attend(const DecoderLayerArgs& a, std::span<const float> q_in, int nq,
-                            std::span<const float> kv_in, int nk, const attention::MhaWeights& w,
-                            std::span<const std::uint8_t> mask, bool causal) {
-  attention::MhaArgs m;
-  m.query = q_in;
-  m.key = m.value = kv_in;
-  m.nq = nq;
-  m.nk = nk;
-  m.d_model = m.kdim = m.vdim = a.d_model;
-  m.num_heads = a.num_heads;
-  m.w = w;
-  m.mask = mask;
-  m.causal = causal;
-  m.keep_trace = a.keep_trace;
-  m.fn = "transformerDecoderLayer";
-  return attention::detail::multi_head_attention_unchecked(m);
-}
-
-// residual + block output, in place in the block output unless the trace keeps it.
-std::vector<float> residual(std::span<const float> x, attention::MhaOutput& block, bool keep) {
-  std::vector<float> r = keep ? block.output : std::move(block.output);
-  ops::add(x, r, r);
-  return r;
 }
 
 }  // namespace
@@ -69,71 +42,44 @@ core::Result<DecoderLayerOutput> decoder_layer(const DecoderLayerArgs& a) {
   ATTN_TRY(ops::check_mask(fn, "memoryMask", a.memory_mask, a.n, a.m, "n*m"));
   ATTN_TRY(ops::check_mask(fn, "selfMask", a.self_mask, a.n, a.n, "n*n"));
 
-  const int n = a.n, d_model = a.d_model;
+  BlockWeights w;
+  w.self_attn = a.self_attn;
+  w.cross_attn = a.cross_attn;
+  w.ff = a.ff;
+  w.norm[0] = a.norm1;
+  w.norm[1] = a.norm2;
+  w.norm[2] = a.norm3;
+  BlockArgs b;
+  b.x = a.x;
+  b.memory = a.memory;
+  b.n = a.n, b.m = a.m, b.d_model = a.d_model, b.num_heads = a.num_heads, b.d_ff = a.d_ff;
+  b.w = &w;
+  b.cross = true;
+  b.norm_first = a.norm_first;
+  b.activation = a.activation;
+  b.eps = a.eps;
+  b.causal = a.causal;
+  b.self_mask = a.self_mask;
+  b.memory_mask = a.memory_mask;
+  b.keep_trace = a.keep_trace;
+  BlockOutput o = run_block(b);
+  if (o.overflowed != nullptr) return ops::overflow_error(fn, o.overflowed);
   const bool keep = a.keep_trace;
   DecoderLayerOutput out;
-  std::vector<float> x1, x2;
-  if (!a.norm_first) {
-    // Post-norm.
-    // 1. x1 = norm1(x + SA(x)), causal self-attention
-    attention::MhaOutput sa = attend(a, a.x, n, a.x, n, a.self_attn, a.self_mask, a.causal);
-    if (sa.overflowed) return ops::overflow_error(fn, "selfWeights");
-    std::vector<float> r1 = residual(a.x, sa, keep);
-    x1 = detail::norm(r1, n, d_model, a.norm1, a.eps);
-    // 2. x2 = norm2(x1 + CA(x1, memory))
-    attention::MhaOutput ca = attend(a, x1, n, a.memory, a.m, a.cross_attn, a.memory_mask, false);
-    if (ca.overflowed) return ops::overflow_error(fn, "crossWeights");
-    std::vector<float> r2 = residual(x1, ca, keep);
-    x2 = detail::norm(r2, n, d_model, a.norm2, a.eps);
-    // 3. out = norm3(x2 + FF(x2))
-    std::vector<float> f = detail::feed_forward(x2, n, d_model, a.d_ff, a.ff, a.activation,
-                                                keep ? &out.ff_hidden : nullptr);
-    if (keep) out.ff_output = f;
-    ops::add(x2, f, f);
-    out.output = detail::norm(f, n, d_model, a.norm3, a.eps);
-    out.self_weights = keep ? sa.weights : std::move(sa.weights);
-    out.cross_weights = keep ? ca.weights : std::move(ca.weights);
-    if (keep) {
-      out.self_attn = std::move(sa);
-      out.cross_attn = std::move(ca);
-      out.residual1 = std::move(r1);
-      out.norm1 = std::move(x1);
-      out.residual2 = std::move(r2);
-      out.norm2 = std::move(x2);
-      out.residual3 = std::move(f);
-      out.norm3 = out.output;
-    }
-  } else {
-    // Pre-norm.
-    // 1. x1 = x + SA(norm1(x)), causal self-attention
-    std::vector<float> xn1 = detail::norm(a.x, n, d_model, a.norm1, a.eps);
-    attention::MhaOutput sa = attend(a, xn1, n, xn1, n, a.self_attn, a.self_mask, a.causal);
-    if (sa.overflowed) return ops::overflow_error(fn, "selfWeights");
-    x1 = residual(a.x, sa, keep);
-    // 2. x2 = x1 + CA(norm2(x1), memory)
-    std::vector<float> xn2 = detail::norm(x1, n, d_model, a.norm2, a.eps);
-    attention::MhaOutput ca = attend(a, xn2, n, a.memory, a.m, a.cross_attn, a.memory_mask, false);
-    if (ca.overflowed) return ops::overflow_error(fn, "crossWeights");
-    x2 = residual(x1, ca, keep);
-    // 3. out = x2 + FF(norm3(x2))
-    std::vector<float> xn3 = detail::norm(x2, n, d_model, a.norm3, a.eps);
-    std::vector<float> f = detail::feed_forward(xn3, n, d_model, a.d_ff, a.ff, a.activation,
-                                                keep ? &out.ff_hidden : nullptr);
-    if (keep) out.ff_output = f;
-    ops::add(x2, f, f);
-    out.output = std::move(f);
-    out.self_weights = keep ? sa.weights : std::move(sa.weights);
-    out.cross_weights = keep ? ca.weights : std::move(ca.weights);
-    if (keep) {
-      out.self_attn = std::move(sa);
-      out.cross_attn = std::move(ca);
-      out.residual1 = std::move(x1);
-      out.norm1 = std::move(xn1);
-      out.residual2 = std::move(x2);
-      out.norm2 = std::move(xn2);
-      out.residual3 = out.output;
-      out.norm3 = std::move(xn3);
-    }
+  out.output = std::move(o.output);
+  out.self_weights = keep ? o.self_attn.weights : std::move(o.self_attn.weights);
+  out.cross_weights = keep ? o.cross_attn.weights : std::move(o.cross_attn.weights);
+  if (keep) {
+    out.self_attn = std::move(o.self_attn);
+    out.cross_attn = std::move(o.cross_attn);
+    out.residual1 = std::move(o.residual[0]);
+    out.norm1 = std::move(o.norm[0]);
+    out.residual2 = std::move(o.residual[1]);
+    out.norm2 = std::move(o.norm[1]);
+    out.residual3 = std::move(o.residual[2]);
+    out.norm3 = std::move(o.norm[2]);
+    out.ff_hidden = std::move(o.ff_hidden);
+    out.ff_output = std::move(o.ff_output);
   }
   ATTN_TRY(ops::check_result(fn, "output", out.output));
   ATTN_TRY(ops::check_result(fn, "selfWeights", out.self_weights));

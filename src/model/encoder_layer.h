@@ -1,7 +1,7 @@
 // encoder_layer.h: one transformer encoder layer as torch.nn.TransformerEncoderLayer(batch_first=True,
 // dropout=0): self-attention and a two-layer feed-forward block, each with a residual connection and a
 // LayerNorm, post-norm (default) or pre-norm (norm_first). Layer: model (composes attention/ and ops/).
-// Also declares the pieces the decoder layer shares (activation, feed-forward and norm weights).
+// The math is model/block.h's run_block(); this file validates the JS function's arguments.
 #pragma once
 
 #include <cstdint>
@@ -10,17 +10,9 @@
 
 #include "attention/multi_head.h"
 #include "core/status.h"
+#include "model/block.h"
 
 namespace attnscope::model {
-
-enum class Activation { kRelu, kGelu };  // JS 'relu' | 'gelu' (exact, erf)
-
-struct FeedForwardWeights {
-  std::span<const float> w1, b1, w2, b2;  // w1 [d_model,d_ff], b1 [d_ff], w2 [d_ff,d_model], b2 [d_model]
-};
-struct NormWeights {
-  std::span<const float> gamma, beta;  // [d_model] each (required for layers)
-};
 
 struct EncoderLayerArgs {
   std::span<const float> x;  // [n, d_model]
@@ -63,12 +55,6 @@ core::Status check_feed_forward(const char* fn, const FeedForwardWeights& ff, in
 // params.<gamma_name>/<beta_name> present, [d_model], finite.
 core::Status check_norm(const char* fn, const char* gamma_name, const char* beta_name, const NormWeights& norm,
                         int d_model);
-// act(x W1 + b1) W2 + b2 for x [n, d_model]; the hidden activations are moved into *hidden if given.
-std::vector<float> feed_forward(std::span<const float> x, int n, int d_model, int d_ff, const FeedForwardWeights& ff,
-                                Activation activation, std::vector<float>* hidden);
-// LayerNorm of x [n, d_model] into a new vector.
-std::vector<float> norm(std::span<const float> x, int n, int d_model, const NormWeights& w, double eps);
-
 }  // namespace detail
 
 }  // namespace attnscope::model

@@ -1,19 +1,23 @@
-// model_config.h: the configuration of a transformer pipeline (JS `createModel(config)`), already
-// normalised: every default applied. Layer: model. Defaults and semantics: docs/model.md.
+// model_config.h: what a caller asks for — the configuration of a transformer pipeline (JS
+// `createModel(config)`) with every default, the enum spellings of the JS API, and the run options.
+// Layer: model. Defaults live here and only here: the JS layer reads them back (`model.config`).
+// config.cpp turns a ModelConfig into a ModelDescription (description.h), the one thing the runner reads.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
-#include "model/encoder_layer.h"
+#include "core/status.h"
+#include "model/description.h"
 
 namespace attnscope::model {
 
 enum class Architecture { kEncoder, kDecoder, kEncoderDecoder };  // 'encoder' | 'decoder' | 'encoder-decoder'
 enum class TokenizerKind { kWord, kChar, kBpe };                 // 'word' | 'char' | { kind: 'bpe', ... }
-enum class PositionalKind { kSinusoidal, kLearned, kNone };      // 'sinusoidal' | 'learned' | 'none'
 enum class FirstAttention { kLearned, kSimple };                 // 'learned' | 'simple'
 enum class TraceLevel { kFull, kWeights, kNone };                // run options.trace
 
@@ -23,9 +27,9 @@ struct ModelConfig {
   std::string bpe_vocab, bpe_merges;  // tokenizer kind 'bpe': encoder.json text and vocab.bpe text
   int d_model = 16;
   int num_heads = 2;
-  int num_layers = 2;          // layers of the (first) stack: the encoder, or the decoder-only stack
-  int num_decoder_layers = 0;  // encoder-decoder only: decoder layers; 0 = num_layers
-  int d_ff = 0;                // 0 = 4 * d_model
+  int num_layers = 2;                    // layers of the (first) stack: the encoder, or the decoder-only stack
+  std::optional<int> num_decoder_layers;  // encoder-decoder only: decoder layers; default num_layers
+  std::optional<int> d_ff;                // default 4 * d_model
   bool norm_first = false;
   Activation activation = Activation::kRelu;
   double eps = 1e-5;
@@ -40,5 +44,44 @@ struct ModelConfig {
   int top_k = 5;
   int max_tokens = 1024;
 };
+
+// What one run keeps (JS run options). `level` applies to every layer; layers listed in `full_layers` (index
+// in the stack; the encoder stack of an encoder-decoder is `source`, the decoder stack `target`) keep the full
+// trace whatever the level. `positional_rows` > 0 also returns the positional table's first rows (the page's
+// plot). `pad_to` / `pad_multiple` (0 = none) append '<pad>' keys (see Transformer::run).
+struct RunOptions {
+  TraceLevel level = TraceLevel::kFull;
+  std::vector<int> full_layers;         // main side (text or target)
+  std::vector<int> full_source_layers;  // encoder-decoder: source side
+  int positional_rows = 0;
+  int pad_to = 0;
+  int pad_multiple = 0;
+  std::optional<int> top_k;  // default: the model's
+};
+
+// Enum spellings of the JS API, in one place. Parsing an unknown spelling is an error naming the argument and
+// the accepted values ("architecture ('decoderonly') must be one of 'encoder', 'decoder', 'encoder-decoder'").
+core::Result<Architecture> parse_architecture(std::string_view s, const char* op, const char* arg);
+core::Result<Activation> parse_activation(std::string_view s, const char* op, const char* arg);
+core::Result<PositionalKind> parse_positional(std::string_view s, const char* op, const char* arg);
+core::Result<FirstAttention> parse_first_attention(std::string_view s, const char* op, const char* arg);
+core::Result<TokenizerKind> parse_tokenizer_kind(std::string_view s, const char* op, const char* arg);
+core::Result<TraceLevel> parse_trace_level(std::string_view s, const char* op, const char* arg);
+const char* name_of(Architecture a);
+const char* name_of(Activation a);
+const char* name_of(PositionalKind p);
+const char* name_of(FirstAttention a);
+const char* name_of(TokenizerKind t);
+
+// Checks a createModel config (sizes, limits, divisibility, combinations; messages "create: dModel (10) must be
+// divisible by numHeads (3)"), applies the defaults that depend on other members (dFF, numDecoderLayers) and
+// returns the model it describes.
+core::Result<ModelDescription> describe(ModelConfig& c);
+
+// Operation names the model layer reports in Status::function; the bindings name them as the JS call the
+// user made (createModel / loadPretrained / loadBundled, run / generate).
+inline constexpr const char* kOpCreate = "create";
+inline constexpr const char* kOpRun = "run";
+inline constexpr const char* kOpGenerate = "generate";
 
 }  // namespace attnscope::model

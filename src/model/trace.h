@@ -1,11 +1,15 @@
-// trace.h: every intermediate of one Transformer::run, as plain structs of row-major float vectors.
-// Layer: model. Empty vectors mean "not kept" (see TraceLevel): 'full' keeps everything, 'weights' keeps
-// only each layer's attention weights and output, 'none' only each layer's output.
+// trace.h: every intermediate of one model run, as plain structs of row-major float vectors — what the caller
+// reads. Layer: model. Empty vectors mean "not kept": per layer, trace level 'full' (or the layer listed in
+// RunOptions::full_layers) keeps everything, 'weights' only the attention weights and the output, 'none' only
+// the output. trace.cpp fills the derived numbers the step-by-step view shows (dot products, softmax max and
+// sum, LayerNorm statistics) so views draw and never compute.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "attention/multi_head.h"
 
 namespace attnscope::model {
 
@@ -13,7 +17,10 @@ enum class LayerKind { kEncoder, kDecoder, kSimple };  // JS 'encoder' | 'decode
 
 struct AttentionTrace {
   std::vector<float> q, k, v;  // [n, d_model] / [m, d_model]; head h = columns h*head_dim ..
+  std::vector<float> dots;     // [H, n, m] q_i·k_j per head before the scale and the mask (simple: = scores)
   std::vector<float> scores;   // [H, n, m] scaled (simple: unscaled X Xᵀ, H = 1); -inf where masked
+  std::vector<float> row_max;  // [H, n] the softmax's row max over unmasked scores (0 for a fully blocked row)
+  std::vector<float> row_sum;  // [H, n] Σ_j exp(score - row max) over unmasked keys (0 for a fully blocked row)
   std::vector<float> weights;  // [H, n, m]
   std::vector<float> concat;   // [n, d_model] heads before W_O
   std::vector<float> output;   // [n, d_model] after W_O (simple: the context weights · X)
@@ -22,16 +29,18 @@ struct AttentionTrace {
 
 struct LayerTrace {
   LayerKind kind = LayerKind::kEncoder;
+  bool full = false;         // this layer kept the full trace
   std::vector<float> input;  // [n, d_model]
   AttentionTrace attention;  // self-attention
   bool has_cross = false;
-  AttentionTrace cross;        // encoder-decoder decoder layers: cross-attention over the encoder output
+  AttentionTrace cross;  // encoder-decoder decoder layers: cross-attention over the encoder output
   // Full trace only, [n, d_model] (JS names residual1 ... norm3, ffOutput). Sub-block k (encoder: 1 self-
   // attention, 2 feed-forward; decoder with cross-attention: 1 self-attention, 2 cross-attention, 3 feed-
   // forward): residualK = the block's residual input + the block's output; normK = the LayerNorm with normK
   // weights: post-norm normK(residualK) (the block's result), pre-norm normK(block input) (what the block reads).
   // Empty for 'simple' layers; residual3/norm3 only with cross-attention.
-  std::vector<float> residual1, norm1, residual2, norm2, residual3, norm3;
+  std::vector<float> residual[3], norm[3];
+  std::vector<float> norm_mean[3], norm_var[3];  // [n] the mean and biased variance normK normalised with
   std::vector<float> ff_hidden;  // [n, d_ff] activation(y W1 + b1), y the feed-forward input
   std::vector<float> ff_output;  // [n, d_model] ff_hidden W2 + b2, before the residual
   std::vector<float> output;     // [n, d_model]
@@ -40,29 +49,44 @@ struct LayerTrace {
 // One side of the model: the text through tokenizer, embedding, positions and a stack of layers.
 struct SideTrace {
   std::vector<std::string> tokens;
-  std::vector<std::int32_t> ids;      // word/char: index in the run's vocabulary; bpe: GPT-2 id
-  std::vector<std::int32_t> offsets;  // 2 per token: [start, end) in UTF-16 code units
+  std::vector<std::int32_t> ids;      // vocabulary ids (word/char createModel: index in the run's vocabulary)
+  std::vector<std::int32_t> offsets;  // 2 per token: [start, end) in UTF-16 code units ([0,0) for [CLS] etc.)
   int n = 0;       // tokens including padding (run option pad_to)
   int n_real = 0;  // tokens of the text; rows n_real.. are '<pad>' (id -1), blocked as keys
-  std::vector<float> embeddings;  // [n, d_model]
-  std::vector<float> positional;  // [n, d_model] (zeros for 'none')
-  std::vector<float> input;       // [n, d_model] = embeddings + positional
+  std::vector<float> embeddings;  // [n, d_model] token rows (× the embedding scale)
+  std::vector<float> positional;  // [n, d_model] (zeros for 'none'; token-type rows added here when the model has them)
+  std::vector<float> input;       // [n, d_model] = embeddings + positional (then the embedding LayerNorm, BERT)
   std::vector<LayerTrace> layers;
-  std::vector<float> output;  // [n, d_model] output of the last layer (input when there are no layers)
+  std::vector<float> output;  // [n, d_model] the stack's result (after its final norm when it has one)
+  std::vector<float> last_layer_output;  // stacks with a final norm: the last block's output before it
 };
 
-struct NextToken {
+struct TopK {
   std::vector<std::string> tokens;
   std::vector<std::int32_t> ids;
-  std::vector<float> probs;  // descending
+  std::vector<float> probs;  // descending; ties: smaller id first
+};
+
+struct MaskPrediction {
+  int position = 0;  // index of the [MASK] token in tokens
+  TopK top;
 };
 
 struct RunTrace {
   int d_model = 0, num_heads = 0, head_dim = 0, d_ff = 0;
-  SideTrace main;    // the text (encoder / decoder), or the target side of an encoder-decoder
+  SideTrace main;  // the text (encoder / decoder), or the target side of an encoder-decoder
   bool has_source = false;
   SideTrace source;  // encoder-decoder: the source through the encoder stack
-  NextToken next;
+  TopK next;         // next-token top-k of the last real token (models with a next-token head)
+  std::vector<MaskPrediction> masks;  // BERT with an MLM head: top-k at each [MASK]
+  std::vector<float> positional_table;  // RunOptions::positional_rows rows of the positional table, [rows, d_model]
+  int positional_rows = 0;
 };
+
+// The derived numbers of an attention trace kept in full: dots (from q, k), row_max and row_sum (from scores).
+void fill_attention_details(AttentionTrace& t, int num_heads, int n, int m, int head_dim);
+
+// What a layer keeps of its attention at each level (weights always; the rest in full).
+void keep_attention(AttentionTrace& t, attention::MhaOutput& m, bool full);
 
 }  // namespace attnscope::model

@@ -1,0 +1,89 @@
+// block.h: one transformer block — self-attention, optional cross-attention and a feed-forward network, each a
+// sub-block with a residual connection and a LayerNorm, pre- or post-norm. Layer: model (composes attention/
+// and ops/). The one owner of this math: encoder_layer(), decoder_layer() (the JS layer functions, which
+// validate their arguments first) and the model's stack runner all call run_block(). No validation here:
+// callers have checked shapes and finiteness (the model once, when it is created).
+//
+// Sub-block k = 1 self-attention, 2 cross-attention (when present), then the feed-forward one, with F_k the
+// sub-block's function and LN_k its norm (names norm1, norm2, norm3 in that order):
+//   post-norm: r_k = x + F_k(x);      x <- LN_k(r_k)     trace: residual[k] = r_k, norm[k] = LN_k(r_k)
+//   pre-norm:  y = LN_k(x); r_k = x + F_k(y); x <- r_k   trace: residual[k] = r_k, norm[k] = y (what F_k read)
+// with SA(y) = MHA(y, y, y; causal, self_mask), CA(y) = MHA(y, memory, memory; memory_mask),
+// FF(y) = act(y W1 + b1) W2 + b2. These are torch.nn.TransformerEncoderLayer / DecoderLayer (batch_first,
+// dropout 0), GPT-2's Block (pre-norm, causal) and BERT's BertLayer (post-norm).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "attention/multi_head.h"
+#include "ops/activations.h"
+
+namespace attnscope::model {
+
+using ops::Activation;
+
+struct FeedForwardWeights {
+  std::span<const float> w1, b1, w2, b2;  // w1 [d_model,d_ff], b1 [d_ff], w2 [d_ff,d_model], b2 [d_model]
+};
+struct NormWeights {
+  std::span<const float> gamma, beta;  // [d_model] each
+};
+
+struct BlockWeights {
+  attention::MhaWeights self_attn, cross_attn;  // cross only with BlockArgs::cross
+  FeedForwardWeights ff;
+  NormWeights norm[3];  // norm1, norm2, norm3 (norm3 only with cross-attention)
+};
+
+// Decoding with a key/value cache (generate): the self-attention keys and values of every earlier position, and
+// the projections of the memory (computed on the first step), so a step costs its new rows only.
+struct KvCache {
+  std::vector<float> k, v;  // [rows, d_model] self-attention projections of positions 0..rows-1
+  int rows = 0;
+  std::vector<float> memory_k, memory_v;  // [m, d_model] cross-attention projections of the memory
+};
+
+struct BlockArgs {
+  std::span<const float> x;       // [n, d_model]
+  std::span<const float> memory;  // [m, d_model], cross-attention only
+  int n = 0, m = 0, d_model = 0, num_heads = 0, d_ff = 0;
+  const BlockWeights* w = nullptr;
+  bool cross = false;
+  bool norm_first = false;
+  ops::Activation activation = ops::Activation::kRelu;
+  double eps = 1e-5;
+  bool causal = false;
+  std::span<const std::uint8_t> self_mask;    // empty or [n, n], 1 = may attend (combined with causal)
+  std::span<const std::uint8_t> memory_mask;  // empty or [n, m]
+  bool keep_trace = false;
+  bool norm_stats = false;  // with keep_trace: the per-row mean and biased variance each LayerNorm used
+  // Decoding: x holds new rows at positions cache->rows.. ; self-attention reads the cache plus these rows and
+  // appends their keys and values (the causal rule counts absolute positions). keep_trace must be false.
+  KvCache* cache = nullptr;
+};
+
+struct BlockOutput {
+  std::vector<float> output;            // [n, d_model]
+  attention::MhaOutput self_attn, cross_attn;  // weights always; the rest with keep_trace
+  // keep_trace only, [n, d_model] unless noted; index k-1 for sub-block k (2 or 3 sub-blocks)
+  std::vector<float> residual[3], norm[3];
+  std::vector<float> norm_mean[3], norm_var[3];  // norm_stats: [n] each, the statistics of norm[k]'s input
+  std::vector<float> ff_hidden;  // [n, d_ff] act(y W1 + b1)
+  std::vector<float> ff_output;  // [n, d_model] before the residual
+  int sub_blocks = 2;            // 2, or 3 with cross-attention
+  // Set when a raw attention score overflowed float32 (finite inputs): "selfWeights" or "crossWeights".
+  const char* overflowed = nullptr;
+};
+
+BlockOutput run_block(const BlockArgs& a);
+
+// LayerNorm of x [n, d_model] into a new vector.
+std::vector<float> layer_norm(std::span<const float> x, int n, int d_model, const NormWeights& w, double eps);
+
+// act(x W1 + b1) W2 + b2 for x [n, d_model]; the hidden activations are moved into *hidden if given.
+std::vector<float> feed_forward(std::span<const float> x, int n, int d_model, int d_ff, const FeedForwardWeights& ff,
+                                ops::Activation activation, std::vector<float>* hidden);
+
+}  // namespace attnscope::model

@@ -1,0 +1,87 @@
+// description.h: a transformer as a description, not a code path — embeddings, a list of blocks per stack,
+// final norms and heads. Layer: model. config.cpp describes createModel's configurations (encoder, decoder,
+// encoder-decoder, the 'simple' first layer); hf_config.cpp describes Hugging Face GPT-2 and BERT checkpoints;
+// the runner (stack.cpp, embed.cpp, heads.cpp) reads nothing else.
+//
+// Parameters are named as docs/model.md's safetensors table ([in, out] layout): a block with prefix
+// "encoder.layers.0." owns "encoder.layers.0.self_attn.wq" … "norm3.bias"; a stack "decoder" with a final
+// norm owns "decoder.norm.weight/bias"; embeddings own "embedding.weight", "positional.weight",
+// "token_type.weight", "embedding.norm.*"; heads own "lm_head.*" and "mlm.*".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ops/activations.h"
+
+namespace attnscope::model {
+
+using ops::Activation;
+
+enum class PositionalKind { kSinusoidal, kLearned, kNone };  // 'sinusoidal' | 'learned' | 'none'
+
+// Where a token's embedding row comes from.
+enum class TokenRows {
+  kSeeded,  // generated per token from the seed (embedding.h): no table, any vocabulary (createModel)
+  kTable,   // "embedding.weight" [vocab_size, d_model]; seeded rows are used for ids the table lacks (createModel
+            // BPE with a partial file) only when `seeded_fallback`
+};
+
+struct EmbeddingSpec {
+  TokenRows rows = TokenRows::kSeeded;
+  bool seeded_fallback = true;  // kTable: ids without a loaded row get seeded rows (createModel) or are an error
+  int vocab_size = 0;           // kTable: rows of embedding.weight
+  float scale = 1.0f;           // token rows are multiplied by this before positions are added
+  PositionalKind positional = PositionalKind::kSinusoidal;
+  double positional_base = 10000.0;
+  int max_positions = 512;      // learned: rows of positional.weight; also the longest text for learned/absolute
+  int token_types = 0;          // > 0: "token_type.weight" [token_types, d_model], row 0 added (BERT)
+  bool norm = false;            // LayerNorm "embedding.norm.*" after the sum (BERT)
+  double norm_eps = 1e-5;
+};
+
+enum class BlockKind {
+  kSimple,     // weightless X·Xᵀ -> softmax -> ·X; no residual, no FFN, no norms (the classic example)
+  kAttention,  // self-attention [+ cross-attention] + feed-forward, each with a residual and a LayerNorm
+};
+
+struct BlockSpec {
+  BlockKind kind = BlockKind::kAttention;
+  std::string prefix;  // parameter names: prefix + "self_attn.wq", prefix + "linear1.weight", prefix + "norm1.bias"
+  bool causal = false;  // self-attention blocks key j > i
+  bool cross = false;   // cross-attention over the memory (the encoder stack's output) after self-attention
+  bool norm_first = false;  // pre-norm (GPT-2, norm_first=True) or post-norm (BERT, PyTorch's default)
+  Activation activation = Activation::kRelu;
+  double eps = 1e-5;
+  bool attention_bias = true;  // q/k/v/o biases present (always, for every model described so far)
+};
+
+struct StackSpec {
+  std::string name;  // "encoder" | "decoder": names the final norm "<name>.norm.*"
+  std::vector<BlockSpec> blocks;
+  bool final_norm = false;  // "<name>.norm.weight/bias" after the last block (GPT-2's ln_f)
+  double final_norm_eps = 1e-5;
+};
+
+// Heads on the main stack's output.
+struct HeadSpec {
+  bool next_token = true;  // logits = h_last · Wᵀ over the vocabulary -> top-k (createModel, GPT-2)
+  bool lm_head = false;    // W = "lm_head.weight" [d_model, vocab] (+ "lm_head.bias" when lm_bias); else tied
+  bool lm_bias = false;
+  bool mlm = false;        // BERT: "mlm.transform.weight/bias", act, "mlm.norm.*", decoder tied, "mlm.bias"
+  Activation mlm_activation = Activation::kGelu;
+  double mlm_eps = 1e-12;
+};
+
+struct ModelDescription {
+  std::string architecture;  // as the JS API names it: 'encoder', 'decoder', 'encoder-decoder', 'gpt2', 'bert'
+  int d_model = 0, num_heads = 1, d_ff = 0;
+  EmbeddingSpec embedding;
+  StackSpec main;        // the encoder, the decoder-only stack, or (encoder-decoder) the decoder
+  bool has_source = false;
+  StackSpec source;      // encoder-decoder: the encoder stack over the source
+  HeadSpec head;
+  bool wrap_cls_sep = false;  // BERT: [CLS] text [SEP]
+};
+
+}  // namespace attnscope::model

@@ -1,0 +1,53 @@
+// embed.h: one side of a run up to the first block — tokens, ids, offsets, embedding rows, positions, token
+// types, the embedding LayerNorm, and '<pad>' rows. Layer: model. Rules (docs/model.md "Token ids and embedding
+// rows"): a token's row is the user's row if given, else row `id` of embedding.weight when loaded, else a seeded
+// row keyed by the id (fixed vocabularies) or the token text (word/char), scaled by EmbeddingSpec::scale.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/status.h"
+#include "model/description.h"
+#include "model/parameters.h"
+#include "model/text_encoder.h"
+#include "model/trace.h"
+
+namespace attnscope::model {
+
+struct UserRows {
+  std::unordered_map<std::string, std::vector<float>> by_text;  // word/char: token text -> row
+  std::unordered_map<std::int32_t, std::vector<float>> by_id;   // fixed vocabularies: id -> row
+};
+
+struct EmbedArgs {
+  const ModelDescription* m = nullptr;
+  const Parameters* params = nullptr;
+  const TextEncoder* encoder = nullptr;
+  const UserRows* user = nullptr;
+  std::uint64_t seed = 0;
+  int max_tokens = 1024;
+  const char* op = "run";
+};
+
+// Tokenizes `text` (argument name `what`), checks its length against max_tokens and the position table, pads
+// (pad_to, or pad_multiple: up to the next multiple, at least one '<pad>') and builds the rows up to `input`.
+core::Result<SideTrace> embed(const EmbedArgs& a, std::string_view text, const char* what, RunVocab& vocab, int pad_to,
+                              int pad_multiple);
+
+// The first `rows` rows of the model's positional table [rows, d_model] (sinusoidal: computed; learned: the
+// table; none: zeros), for plotting.
+core::Result<std::vector<float>> positional_rows(const EmbedArgs& a, int rows);
+
+// The embedding row of token (id, text) into out [d_model], before the scale (the tied output head reads it).
+void token_row(const EmbedArgs& a, std::int32_t id, const std::string& text, std::span<float> out);
+
+// Embedding rows for a list of ids (decoding steps): the same rules as embed() for fixed vocabularies, plus
+// the position p's row; row i is written to out[i * d_model ..].
+void embed_ids(const EmbedArgs& a, const std::vector<std::int32_t>& ids, int first_position, std::vector<float>& out);
+
+}  // namespace attnscope::model

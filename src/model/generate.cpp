@@ -1,0 +1,84 @@
+// generate.cpp: greedy decoding with a key/value cache (Transformer::generate, transformer.h). Layer: model.
+//
+// Decoder-only: the prompt's rows go through every block once, filling each block's cache; then each step
+// embeds one token at the next position and runs only that row. Encoder-decoder: the source runs through the
+// encoder stack once; the target starts with the begin token and grows the same way, cross-attention reading
+// the memory's projections cached on the first step. Logits come from the next-token head (heads.h); the
+// argmax (ties: smaller id) is appended until the end token or max_new_tokens.
+#include <algorithm>
+
+#include "core/check.h"
+#include "model/heads.h"
+#include "model/transformer.h"
+
+namespace attnscope::model {
+
+core::Result<Generation> Transformer::generate(std::string_view input, int max_new_tokens) const {
+  if (max_new_tokens < 0) return core::check_non_negative(kOpGenerate, "maxNewTokens", max_new_tokens);
+  const SpecialIds& sp = enc_.specials();
+  if (!m_.head.next_token || !enc_.fixed_vocabulary() || sp.eos < 0) {
+    return core::invalid_error(kOpGenerate, "model",
+                               "model cannot generate: it has no next-token head over a fixed vocabulary with an "
+                               "end token (a language model or an encoder-decoder model can)");
+  }
+  const EmbedArgs ea = embed_args(kOpGenerate);
+  RunVocab vocab;
+  const bool bounded = m_.embedding.positional == PositionalKind::kLearned;
+  const int max_positions = std::min(opt_.max_tokens, bounded ? m_.embedding.max_positions : opt_.max_tokens);
+  auto stack_args = [&](const StackSpec& spec, const StackWeights& w, const char* what,
+                        std::vector<KvCache>* caches) {
+    StackArgs s;
+    s.m = &m_;
+    s.spec = &spec;
+    s.w = &w;
+    s.full_all = false;
+    s.weights = false;
+    s.op = kOpGenerate;
+    s.what = what;
+    s.caches = caches;
+    return s;
+  };
+  // 1. the first rows: the prompt (decoder-only; the begin token when it is empty) or the begin token
+  SideTrace memory;
+  SideTrace step;
+  if (m_.has_source) {
+    auto src = embed(ea, input, "input", vocab, 0, 0);
+    if (!src.ok()) return src.status();
+    memory = std::move(src).value();
+    ATTN_TRY(run_stack(stack_args(m_.source, source_w_, "input", nullptr), memory, nullptr));
+    step.ids = {sp.bos >= 0 ? sp.bos : sp.eos};
+  } else if (input.empty()) {
+    step.ids = {sp.bos >= 0 ? sp.bos : sp.eos};
+  } else {
+    auto side = embed(ea, input, "input", vocab, 0, 0);
+    if (!side.ok()) return side.status();
+    step.ids = std::move(side.value().ids);
+  }
+  std::vector<KvCache> caches(m_.main.blocks.size());
+  Generation g;
+  int position = 0;
+  const auto d = static_cast<std::size_t>(m_.d_model);
+  while (static_cast<int>(g.ids.size()) < max_new_tokens) {
+    const int rows = static_cast<int>(step.ids.size());
+    if (position + rows > max_positions) break;  // the position table is full
+    // 2. the new rows through every block, reading and extending the caches
+    embed_ids(ea, step.ids, position, step.input);
+    step.n = step.n_real = rows;
+    ATTN_TRY(run_stack(stack_args(m_.main, main_w_, "input", &caches), step, m_.has_source ? &memory : nullptr));
+    position += rows;
+    // 3. the next token from the last row
+    const std::span<const float> h(step.output.data() + static_cast<std::size_t>(rows - 1) * d, d);
+    const std::int32_t next = argmax(lm_logits(ea, vocab, h));
+    if (next == sp.eos) {
+      g.stopped_at_end = true;
+      break;
+    }
+    g.ids.push_back(next);
+    step.ids = {next};
+  }
+  for (const std::int32_t id : g.ids) g.tokens.push_back(enc_.token_text(id, vocab));
+  g.text = enc_.decode(g.ids);
+  return g;
+}
+
+}  // namespace attnscope::model

@@ -1,0 +1,28 @@
+// heads.h: what a model predicts from its last hidden states — the next-token top-k of a language-model head
+// (tied to the token embeddings, or "lm_head.weight"/"lm_head.bias") and BERT's masked-token top-k.
+// Layer: model. Logits and the softmax are computed in double; top-k ties go to the smaller id.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "model/embed.h"
+#include "model/trace.h"
+
+namespace attnscope::model {
+
+// logits [vocab] of the language-model head for the hidden state h [d_model].
+std::vector<double> lm_logits(const EmbedArgs& a, const RunVocab& vocab, std::span<const float> h);
+
+// The k most probable ids of softmax(logits) with their texts (k is capped at the vocabulary size).
+TopK top_k(const std::vector<double>& logits, int k, const EmbedArgs& a, const RunVocab& vocab);
+
+// The masked-language-model head at every [MASK] of the side (BERT): transform, act, LayerNorm, tied decoder +
+// "mlm.bias", top-k.
+std::vector<MaskPrediction> mask_predictions(const EmbedArgs& a, const SideTrace& side, int k);
+
+// The id with the largest logit (ties: the smaller id).
+std::int32_t argmax(const std::vector<double>& logits);
+
+}  // namespace attnscope::model

@@ -1,0 +1,172 @@
+// parameters.cpp: declaring, seeding, storing and checking a model's parameters (parameters.h). Layer: model.
+#include "model/parameters.h"
+
+#include <cmath>
+#include <utility>
+
+#include "core/check.h"
+#include "model/embedding.h"
+#include "model/limits.h"
+
+namespace attnscope::model {
+
+std::string shape_text(const std::vector<int>& s) {
+  std::string t = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) t.append(i == 0 ? "" : ",").append(std::to_string(s[i]));
+  return t + "]";
+}
+
+namespace {
+
+std::string quoted(const std::string& s) { return "\"" + s + "\""; }
+
+long long product(const std::vector<int>& shape) {
+  long long p = 1;
+  for (const int d : shape) p *= d;
+  return p;
+}
+
+}  // namespace
+
+void Parameters::declare_one(const std::string& name, std::vector<int> shape, Init init) {
+  tensors_[name] = Tensor{std::move(shape), {}, init};
+}
+
+core::Result<Parameters> Parameters::declare(const ModelDescription& m, Init init_weights, std::uint64_t seed_value,
+                                             const char* op) {
+  (void)seed_value;
+  Parameters p;
+  const int d = m.d_model, f = m.d_ff;
+  const bool checkpoint = init_weights == Init::kRequired;
+  const Init bias = checkpoint ? Init::kRequired : Init::kZeros;
+  const Init gamma = checkpoint ? Init::kRequired : Init::kOnes;
+  auto norm = [&](const std::string& prefix) {
+    p.declare_one(prefix + "weight", {d}, gamma);
+    p.declare_one(prefix + "bias", {d}, bias);
+  };
+  // embeddings
+  const EmbeddingSpec& e = m.embedding;
+  if (e.rows == TokenRows::kTable) {
+    p.declare_one("embedding.weight", {e.vocab_size, d}, init_weights);
+  } else if (e.vocab_size > 0) {
+    p.declare_one("embedding.weight", {e.vocab_size, d}, Init::kOptional);
+  }
+  if (e.positional == PositionalKind::kLearned) {
+    p.declare_one("positional.weight", {e.max_positions, d}, checkpoint ? Init::kRequired : Init::kPositions);
+  }
+  if (e.token_types > 0) p.declare_one("token_type.weight", {e.token_types, d}, init_weights);
+  if (e.norm) norm("embedding.norm.");
+  // blocks and final norms
+  auto stack = [&](const StackSpec& s) {
+    for (const BlockSpec& b : s.blocks) {
+      if (b.kind == BlockKind::kSimple) continue;
+      auto attn = [&](const std::string& a) {
+        for (const char* w : {"wq", "wk", "wv", "wo"}) p.declare_one(a + w, {d, d}, init_weights);
+        for (const char* w : {"bq", "bk", "bv", "bo"}) p.declare_one(a + w, {d}, bias);
+      };
+      attn(b.prefix + "self_attn.");
+      if (b.cross) attn(b.prefix + "cross_attn.");
+      p.declare_one(b.prefix + "linear1.weight", {d, f}, init_weights);
+      p.declare_one(b.prefix + "linear1.bias", {f}, bias);
+      p.declare_one(b.prefix + "linear2.weight", {f, d}, init_weights);
+      p.declare_one(b.prefix + "linear2.bias", {d}, bias);
+      for (int k = 1; k <= (b.cross ? 3 : 2); ++k) norm(b.prefix + "norm" + std::to_string(k) + ".");
+    }
+    if (s.final_norm) norm(s.name + ".norm.");
+  };
+  if (m.has_source) stack(m.source);
+  stack(m.main);
+  // heads
+  const int v = e.vocab_size;
+  if (m.head.lm_head) {
+    p.declare_one("lm_head.weight", {d, v}, init_weights);
+    if (m.head.lm_bias) p.declare_one("lm_head.bias", {v}, bias);
+  }
+  if (m.head.mlm) {
+    p.declare_one("mlm.transform.weight", {d, d}, init_weights);
+    p.declare_one("mlm.transform.bias", {d}, bias);
+    norm("mlm.norm.");
+    p.declare_one("mlm.bias", {v}, bias);
+  }
+  long long total = 0;
+  for (const auto& [name, t] : p.tensors_) {
+    if (t.init != Init::kOptional) total += product(t.shape);
+  }
+  if (total > kMaxParameters) {
+    return core::range_error(op, "dModel",
+                             "the model would have " + std::to_string(total) + " parameters, more than " +
+                                 std::to_string(kMaxParameters) +
+                                 " (the wasm heap is at most 4 GiB; reduce dModel, dFF, numLayers or maxPositions)");
+  }
+  return p;
+}
+
+void Parameters::seed(std::uint64_t seed_value) {
+  for (auto& [name, t] : tensors_) {
+    switch (t.init) {
+      case Init::kXavier: t.data = xavier_uniform(seed_value, name, t.shape[0], t.shape[1]); break;
+      case Init::kZeros: t.data.assign(static_cast<std::size_t>(t.shape[0]), 0.0f); break;
+      case Init::kOnes: t.data.assign(static_cast<std::size_t>(t.shape[0]), 1.0f); break;
+      case Init::kPositions: {
+        const auto rows = static_cast<std::size_t>(t.shape[0]), cols = static_cast<std::size_t>(t.shape[1]);
+        t.data.resize(rows * cols);
+        for (std::size_t r = 0; r < rows; ++r) {
+          seeded_row(seed_value ^ kPositionalDomain, r, std::span<float>(t.data.data() + r * cols, cols));
+        }
+        break;
+      }
+      case Init::kRequired:
+      case Init::kOptional: break;
+    }
+  }
+}
+
+core::Status Parameters::store(const std::string& name, const std::vector<int>& shape, std::vector<float> data,
+                               const char* op, const char* arg) {
+  const std::string where = std::string(arg) + ": tensor " + quoted(name);
+  auto it = tensors_.find(name);
+  if (it == tensors_.end()) {
+    return core::invalid_error(op, arg, where + " is not a parameter of this model (see docs/model.md for the names)");
+  }
+  if (it->second.shape != shape) {
+    return core::range_error(op, arg, where + " has shape " + shape_text(shape) + ", expected " +
+                                          shape_text(it->second.shape));
+  }
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    if (!std::isfinite(data[i])) {
+      return core::range_error(op, arg,
+                               where + "[" + std::to_string(i) + "] (" + core::format_number(data[i]) + ") must be finite");
+    }
+  }
+  it->second.data = std::move(data);
+  return core::Status::Ok();
+}
+
+core::Status Parameters::check_complete(const char* op, const char* arg,
+                                        const std::function<std::string(const std::string&)>& display) const {
+  for (const auto& [name, t] : tensors_) {
+    if (t.init == Init::kRequired && t.data.empty()) {
+      return core::invalid_error(op, arg, std::string(arg) + ": tensor " + quoted(display(name)) + " " +
+                                              shape_text(t.shape) + " is missing");
+    }
+  }
+  return core::Status::Ok();
+}
+
+bool Parameters::has(const std::string& name) const {
+  auto it = tensors_.find(name);
+  return it != tensors_.end() && !it->second.data.empty();
+}
+
+std::span<const float> Parameters::operator[](const std::string& name) const {
+  auto it = tensors_.find(name);
+  return it == tensors_.end() ? std::span<const float>() : std::span<const float>(it->second.data);
+}
+
+long long Parameters::count() const {
+  long long total = 0;
+  for (const auto& [name, t] : tensors_) total += static_cast<long long>(t.data.size());
+  return total;
+}
+
+}  // namespace attnscope::model

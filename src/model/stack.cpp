@@ -1,0 +1,117 @@
+// stack.cpp: the block loop of one stack and what each layer keeps (stack.h). Layer: model.
+#include "model/stack.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "attention/simple.h"
+#include "ops/mask.h"
+#include "ops/validate.h"
+
+namespace attnscope::model {
+
+namespace {
+
+core::Status layer_failed(const StackArgs& a, std::size_t i) {
+  // Only reachable when values overflow float32 inside the stack (finite weights, huge magnitudes).
+  return core::range_error(a.op, a.what,
+                           std::string(a.what) + ": layer " + std::to_string(i) +
+                               " produced non-finite values (embeddings or weights too large)");
+}
+
+// The factor multi_head_attention applies to q·k (float32, as attention/multi_head.cpp computes it).
+double mha_scale(int head_dim) {
+  return static_cast<double>(static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim))));
+}
+
+}  // namespace
+
+core::Status run_stack(const StackArgs& a, SideTrace& side, const SideTrace* memory) {
+  const ModelDescription& m = *a.m;
+  const int n = side.n, d = m.d_model, head_dim = m.d_model / m.num_heads;
+  std::vector<float> x = side.input;
+  side.layers.clear();
+  side.layers.reserve(a.spec->blocks.size());
+  const std::vector<std::uint8_t> self_mask = ops::key_padding_mask(n, n, side.n_real);
+  const std::vector<std::uint8_t> memory_mask =
+      memory != nullptr ? ops::key_padding_mask(n, memory->n, memory->n_real) : std::vector<std::uint8_t>();
+  for (std::size_t li = 0; li < a.spec->blocks.size(); ++li) {
+    const BlockSpec& spec = a.spec->blocks[li];
+    const bool full = a.full_all || (a.full_layers != nullptr &&
+                                     std::find(a.full_layers->begin(), a.full_layers->end(), static_cast<int>(li)) !=
+                                         a.full_layers->end());
+    LayerTrace t;
+    t.full = full;
+    t.kind = spec.kind == BlockKind::kSimple ? LayerKind::kSimple : spec.causal ? LayerKind::kDecoder : LayerKind::kEncoder;
+    if (full) t.input = x;
+    if (spec.kind == BlockKind::kSimple) {
+      bool overflowed = false;
+      attention::AttentionOutput o = attention::simple_self_attention_masked(x, n, d, side.n_real, &overflowed);
+      if (overflowed) return layer_failed(a, li);
+      if (full || a.weights) t.attention.weights = std::move(o.weights);
+      if (full) {
+        t.attention.scores = std::move(o.scores);
+        t.attention.output = o.output;
+        t.attention.scale = 1.0;
+        fill_attention_details(t.attention, 1, n, n, d);
+      }
+      x = std::move(o.output);
+    } else {
+      BlockArgs b;
+      b.x = x;
+      b.n = n, b.d_model = d, b.num_heads = m.num_heads, b.d_ff = m.d_ff;
+      b.w = &a.w->blocks[li];
+      b.cross = spec.cross;
+      if (spec.cross) {
+        b.memory = memory->output;
+        b.m = memory->n;
+        b.memory_mask = memory_mask;
+      }
+      b.norm_first = spec.norm_first;
+      b.activation = spec.activation;
+      b.eps = spec.eps;
+      b.causal = spec.causal;
+      b.self_mask = self_mask;
+      b.keep_trace = full && a.caches == nullptr;
+      b.norm_stats = b.keep_trace;
+      if (a.caches != nullptr) b.cache = &(*a.caches)[li];
+      BlockOutput o = run_block(b);
+      if (o.overflowed != nullptr) return layer_failed(a, li);
+      t.has_cross = spec.cross;
+      if (full || a.weights) {
+        keep_attention(t.attention, o.self_attn, full);
+        if (spec.cross) keep_attention(t.cross, o.cross_attn, full);
+      }
+      if (full) {
+        t.attention.scale = mha_scale(head_dim);
+        fill_attention_details(t.attention, m.num_heads, n, n, head_dim);
+        if (spec.cross) {
+          t.cross.scale = t.attention.scale;
+          fill_attention_details(t.cross, m.num_heads, n, memory->n, head_dim);
+        }
+        for (int k = 0; k < o.sub_blocks; ++k) {
+          t.residual[k] = std::move(o.residual[k]);
+          t.norm[k] = std::move(o.norm[k]);
+          t.norm_mean[k] = std::move(o.norm_mean[k]);
+          t.norm_var[k] = std::move(o.norm_var[k]);
+        }
+        t.ff_hidden = std::move(o.ff_hidden);
+        t.ff_output = std::move(o.ff_output);
+      }
+      x = std::move(o.output);
+    }
+    // The learned layers report overflow in their scores; this covers everything else.
+    if (!ops::all_finite(x)) return layer_failed(a, li);
+    t.output = x;
+    side.layers.push_back(std::move(t));
+  }
+  if (a.spec->final_norm) {
+    side.last_layer_output = x;
+    x = layer_norm(x, n, d, a.w->final_norm, a.spec->final_norm_eps);
+  }
+  side.output = std::move(x);
+  return core::Status::Ok();
+}
+
+}  // namespace attnscope::model

@@ -1,0 +1,39 @@
+// stack.h: runs a side's rows through a stack of blocks (description.h), keeping what the caller asked for.
+// Layer: model. Padding keys ('<pad>' rows n_real..n) are blocked for every query (ops::key_padding_mask), and
+// memory pads in cross-attention. A stack with a final norm gives output = LN(last block's output) and keeps
+// the last block's output in last_layer_output.
+#pragma once
+
+#include <vector>
+
+#include "core/status.h"
+#include "model/block.h"
+#include "model/description.h"
+#include "model/trace.h"
+
+namespace attnscope::model {
+
+// A stack's weights, looked up once when the model is created (spans into the model's Parameters).
+struct StackWeights {
+  std::vector<BlockWeights> blocks;  // one per BlockSpec (unused for kSimple)
+  NormWeights final_norm;
+};
+
+struct StackArgs {
+  const ModelDescription* m = nullptr;
+  const StackSpec* spec = nullptr;
+  const StackWeights* w = nullptr;
+  bool full_all = true;                      // every layer keeps the full trace
+  bool weights = true;                       // every layer keeps its attention weights
+  const std::vector<int>* full_layers = nullptr;  // and these layers keep the full trace
+  const char* op = "run";
+  const char* what = "text";  // argument named in errors ("text", "source", "target")
+  // Decoding (generate): one cache per block; side.input holds only the new rows, nothing is traced but the
+  // output.
+  std::vector<KvCache>* caches = nullptr;
+};
+
+// side.input -> side.layers, side.output. memory: the encoder side for blocks with cross-attention.
+core::Status run_stack(const StackArgs& a, SideTrace& side, const SideTrace* memory);
+
+}  // namespace attnscope::model
