@@ -64,11 +64,14 @@ float half_to_float(std::uint16_t h) {
   return bits_to_float(sign | ((exponent + 112u) << 23) | (mantissa << 13));        // rebias 15 -> 127
 }
 
-struct Pending {
-  NamedTensor tensor;
-  std::uint64_t begin = 0, end = 0, count = 0;
-  std::size_t elem = 0;
-};
+// Bytes per element of the safetensors dtypes (0: unknown).
+std::size_t dtype_size(const std::string& d) {
+  if (d == "F64" || d == "I64" || d == "U64") return 8;
+  if (d == "F32" || d == "I32" || d == "U32") return 4;
+  if (d == "F16" || d == "BF16" || d == "I16" || d == "U16") return 2;
+  if (d == "I8" || d == "U8" || d == "BOOL" || d == "F8_E4M3" || d == "F8_E5M2") return 1;
+  return 0;
+}
 
 std::string range_text(std::uint64_t begin, std::uint64_t end) {
   return "[" + std::to_string(begin) + ", " + std::to_string(end) + "]";
@@ -76,20 +79,33 @@ std::string range_text(std::uint64_t begin, std::uint64_t end) {
 
 }  // namespace
 
-core::Result<std::vector<NamedTensor>> parse_safetensors(std::span<const std::uint8_t> bytes, const char* fn) {
-  // 1. The 8-byte little-endian header length, and the header within the buffer.
-  if (bytes.size() < 8) {
-    return fail(fn, "buffer (" + std::to_string(bytes.size()) + " bytes) is shorter than the 8-byte header length");
+core::Result<std::uint64_t> safetensors_header_length(std::span<const std::uint8_t> bytes, std::uint64_t file_size,
+                                                      const char* fn) {
+  if (bytes.size() < 8 || file_size < 8) {
+    return fail(fn, "buffer (" + std::to_string(std::min<std::uint64_t>(bytes.size(), file_size)) +
+                        " bytes) is shorter than the 8-byte header length");
   }
   const std::uint64_t header_len = load_u32(bytes.data()) | static_cast<std::uint64_t>(load_u32(bytes.data() + 4)) << 32;
-  const std::uint64_t available = bytes.size() - 8;
+  const std::uint64_t available = file_size - 8;
   if (header_len > available) {
     return fail(fn, "header length (" + std::to_string(header_len) + ") exceeds the " + std::to_string(available) +
                         " bytes after the 8-byte prefix");
   }
-  const auto header_size = static_cast<std::size_t>(header_len);  // <= available, so it fits
+  return header_len;
+}
+
+core::Result<SafetensorsIndex> parse_safetensors_header(std::span<const std::uint8_t> bytes, std::uint64_t file_size,
+                                                        const char* fn) {
+  // 1. The 8-byte little-endian header length, and the header within the buffer.
+  auto len = safetensors_header_length(bytes, file_size, fn);
+  if (!len.ok()) return len.status();
+  const auto header_size = static_cast<std::size_t>(len.value());  // <= file size, so it fits
+  if (bytes.size() < 8 + header_size) {
+    return fail(fn, "header (" + std::to_string(header_size) + " bytes) is not in the first " +
+                        std::to_string(bytes.size()) + " bytes given");
+  }
   const std::string_view header_text(reinterpret_cast<const char*>(bytes.data() + 8), header_size);
-  const std::span<const std::uint8_t> data = bytes.subspan(8 + header_size);
+  const std::uint64_t data_size = file_size - 8 - header_size;
 
   // 2. The header: a JSON object, names unique.
   json header;
@@ -101,7 +117,7 @@ core::Result<std::vector<NamedTensor>> parse_safetensors(std::span<const std::ui
   if (!duplicate.empty()) return fail(fn, "header names " + quote_json(duplicate) + " more than once");
 
   // 3. Each entry: __metadata__ (strings only) or a tensor with dtype, shape and data_offsets.
-  std::vector<Pending> pending;
+  std::vector<TensorEntry> pending;
   for (auto it = header.begin(); it != header.end(); ++it) {
     const std::string& name = it.key();
     const json& entry = it.value();
@@ -119,14 +135,13 @@ core::Result<std::vector<NamedTensor>> parse_safetensors(std::span<const std::ui
     for (const char* field : {"dtype", "shape", "data_offsets"}) {
       if (entry.find(field) == entry.end()) return fail(fn, what + " is missing \"" + field + "\"");
     }
-    Pending p;
-    p.tensor.name = name;
+    TensorEntry p;
+    p.name = name;
     const json& dtype = *entry.find("dtype");
     if (!dtype.is_string()) return fail(fn, what + " dtype must be a string, got " + dtype.type_name());
-    p.tensor.dtype = dtype.get<std::string>();
-    if (p.tensor.dtype == "F32") p.elem = 4;
-    else if (p.tensor.dtype == "F16" || p.tensor.dtype == "BF16") p.elem = 2;
-    else return fail(fn, what + " has unsupported dtype " + quote_json(p.tensor.dtype) + " (supported: F32, F16, BF16)");
+    p.dtype = dtype.get<std::string>();
+    p.elem = dtype_size(p.dtype);
+    if (p.elem == 0) return fail(fn, what + " has unknown dtype " + quote_json(p.dtype));
 
     const json& shape = *entry.find("shape");
     bool shape_ok = shape.is_array();
@@ -136,7 +151,7 @@ core::Result<std::vector<NamedTensor>> parse_safetensors(std::span<const std::ui
       std::uint64_t dim = 0;
       shape_ok = as_non_negative(shape[d], static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()), &dim);
       if (!shape_ok) break;
-      p.tensor.shape.push_back(static_cast<std::int64_t>(dim));
+      p.shape.push_back(static_cast<std::int64_t>(dim));
       if (dim != 0 && p.count > std::numeric_limits<std::uint64_t>::max() / 8 / dim) overflow = true;
       else p.count *= dim;
     }
@@ -151,15 +166,15 @@ core::Result<std::vector<NamedTensor>> parse_safetensors(std::span<const std::ui
     if (p.begin > p.end) {
       return fail(fn, what + " data_offsets " + range_text(p.begin, p.end) + " are reversed (begin > end)");
     }
-    if (p.end > data.size()) {
+    if (p.end > data_size) {
       return fail(fn, what + " data_offsets " + range_text(p.begin, p.end) + " exceed the data section (" +
-                          std::to_string(data.size()) + " bytes)");
+                          std::to_string(data_size) + " bytes)");
     }
     if (overflow || p.count * p.elem != p.end - p.begin) {
       return fail(fn, what + " shape " + dump(shape) + " needs " +
                           (overflow ? std::string("more bytes than fit in 64 bits")
                                     : std::to_string(p.count * p.elem) + " bytes (" + std::to_string(p.count) + " x " +
-                                          p.tensor.dtype + ")") +
+                                          p.dtype + ")") +
                           " but data_offsets " + range_text(p.begin, p.end) + " hold " +
                           std::to_string(p.end - p.begin));
     }
@@ -167,17 +182,17 @@ core::Result<std::vector<NamedTensor>> parse_safetensors(std::span<const std::ui
   }
 
   // 4. The ranges must tile the data section: sorted by offset, each begins where the previous ended.
-  std::sort(pending.begin(), pending.end(), [](const Pending& a, const Pending& b) {
+  std::sort(pending.begin(), pending.end(), [](const TensorEntry& a, const TensorEntry& b) {
     if (a.begin != b.begin) return a.begin < b.begin;
     if (a.end != b.end) return a.end < b.end;
-    return a.tensor.name < b.tensor.name;
+    return a.name < b.name;
   });
   std::uint64_t cursor = 0;
-  const Pending* prev = nullptr;
-  for (const Pending& p : pending) {
+  const TensorEntry* prev = nullptr;
+  for (const TensorEntry& p : pending) {
     if (p.begin < cursor) {
-      return fail(fn, "tensors " + quote_json(prev->tensor.name) + " " + range_text(prev->begin, prev->end) + " and " +
-                          quote_json(p.tensor.name) + " " + range_text(p.begin, p.end) + " overlap");
+      return fail(fn, "tensors " + quote_json(prev->name) + " " + range_text(prev->begin, prev->end) + " and " +
+                          quote_json(p.name) + " " + range_text(p.begin, p.end) + " overlap");
     }
     if (p.begin > cursor) {
       return fail(fn, "data bytes [" + std::to_string(cursor) + ", " + std::to_string(p.begin) +
@@ -186,27 +201,52 @@ core::Result<std::vector<NamedTensor>> parse_safetensors(std::span<const std::ui
     cursor = p.end;
     prev = &p;
   }
-  if (cursor != data.size()) {
-    return fail(fn, "data bytes [" + std::to_string(cursor) + ", " + std::to_string(data.size()) +
+  if (cursor != data_size) {
+    return fail(fn, "data bytes [" + std::to_string(cursor) + ", " + std::to_string(data_size) +
                         ") belong to no tensor (tensors must cover the data section contiguously)");
   }
+  SafetensorsIndex index;
+  index.data_offset = 8 + header_size;
+  index.tensors = std::move(pending);
+  return index;
+}
 
+bool is_float_dtype(const std::string& dtype) { return dtype == "F32" || dtype == "F16" || dtype == "BF16"; }
+
+void to_f32(const std::string& dtype, const std::uint8_t* src, std::size_t count, float* dst) {
+  if (dtype == "F32") {
+    for (std::size_t i = 0; i < count; ++i) dst[i] = bits_to_float(load_u32(src + 4 * i));
+    return;
+  }
+  const bool f16 = dtype == "F16";
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto h = static_cast<std::uint16_t>(src[2 * i] | src[2 * i + 1] << 8);
+    dst[i] = f16 ? half_to_float(h) : bits_to_float(static_cast<std::uint32_t>(h) << 16);
+  }
+}
+
+core::Result<std::vector<NamedTensor>> parse_safetensors(std::span<const std::uint8_t> bytes, const char* fn) {
+  auto parsed = parse_safetensors_header(bytes, bytes.size(), fn);
+  if (!parsed.ok()) return parsed.status();
+  const SafetensorsIndex& index = parsed.value();
+  for (const TensorEntry& p : index.tensors) {
+    if (!is_float_dtype(p.dtype)) {
+      return fail(fn, "tensor " + quote_json(p.name) + " has unsupported dtype " + quote_json(p.dtype) +
+                          " (supported: F32, F16, BF16)");
+    }
+  }
+  const std::span<const std::uint8_t> data = bytes.subspan(static_cast<std::size_t>(index.data_offset));
   // 5. Convert to f32.
   std::vector<NamedTensor> out;
-  out.reserve(pending.size());
-  for (Pending& p : pending) {
-    const std::uint8_t* src = data.data() + p.begin;
-    std::vector<float>& dst = p.tensor.data;
-    dst.resize(static_cast<std::size_t>(p.count));
-    for (std::size_t i = 0; i < dst.size(); ++i) {
-      if (p.elem == 4) {
-        dst[i] = bits_to_float(load_u32(src + 4 * i));
-      } else {
-        const auto h = static_cast<std::uint16_t>(src[2 * i] | src[2 * i + 1] << 8);
-        dst[i] = p.tensor.dtype == "F16" ? half_to_float(h) : bits_to_float(static_cast<std::uint32_t>(h) << 16);
-      }
-    }
-    out.push_back(std::move(p.tensor));
+  out.reserve(index.tensors.size());
+  for (const TensorEntry& p : index.tensors) {
+    NamedTensor t;
+    t.name = p.name;
+    t.dtype = p.dtype;
+    t.shape = p.shape;
+    t.data.resize(static_cast<std::size_t>(p.count));
+    to_f32(p.dtype, data.data() + p.begin, t.data.size(), t.data.data());
+    out.push_back(std::move(t));
   }
   return out;
 }

@@ -2,6 +2,7 @@
 // Layer: io (depends on core/ only). Format: https://github.com/huggingface/safetensors (README "Format").
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -20,6 +21,31 @@ struct NamedTensor {
   std::vector<std::int64_t> shape;
   std::vector<float> data;
 };
+
+// One entry of a safetensors header: where its bytes are (relative to the data section) and what they hold.
+// Any dtype of the format is accepted here (U8/BOOL buffers, I64 position ids); only F32/F16/BF16 convert to f32.
+struct TensorEntry {
+  std::string name;
+  std::string dtype;
+  std::vector<std::int64_t> shape;
+  std::uint64_t begin = 0, end = 0, count = 0;
+  std::size_t elem = 0;
+};
+struct SafetensorsIndex {
+  std::uint64_t data_offset = 0;     // 8 + header length: where the data section starts in the file
+  std::vector<TensorEntry> tensors;  // sorted by begin offset
+};
+
+// The header length from the first 8 bytes of a file of file_size bytes (errors as parse_safetensors).
+core::Result<std::uint64_t> safetensors_header_length(std::span<const std::uint8_t> bytes, std::uint64_t file_size,
+                                                      const char* fn);
+// Every format rule of parse_safetensors except the dtype restriction, from the file's first bytes (at least the
+// 8-byte prefix and the header) and its total size: a file read in chunks is checked before its data arrives.
+core::Result<SafetensorsIndex> parse_safetensors_header(std::span<const std::uint8_t> bytes, std::uint64_t file_size,
+                                                        const char* fn);
+bool is_float_dtype(const std::string& dtype);  // F32, F16, BF16
+// count elements of dtype (F32, F16 or BF16) at src (little-endian) into dst, widened exactly.
+void to_f32(const std::string& dtype, const std::uint8_t* src, std::size_t count, float* dst);
 
 // Parses a safetensors buffer: an 8-byte little-endian header length N, N bytes of JSON header
 //   {"<name>": {"dtype": "F32"|"F16"|"BF16", "shape": [d0, ...], "data_offsets": [begin, end]}, ...,

@@ -153,6 +153,25 @@ core::Status Parameters::check_complete(const char* op, const char* arg,
   return core::Status::Ok();
 }
 
+std::span<float> Parameters::allocate(const std::string& name) {
+  Tensor& t = tensors_.at(name);
+  t.data.assign(static_cast<std::size_t>(product(t.shape)), 0.0f);
+  return t.data;
+}
+
+core::Status Parameters::check_finite(const char* op, const char* arg,
+                                      const std::function<std::string(const std::string&)>& display) const {
+  for (const auto& [name, t] : tensors_) {
+    for (std::size_t i = 0; i < t.data.size(); ++i) {
+      if (!std::isfinite(t.data[i])) {
+        return core::range_error(op, arg, std::string(arg) + ": tensor " + quoted(display(name)) + " has a value (" +
+                                              core::format_number(t.data[i]) + ") that is not finite");
+      }
+    }
+  }
+  return core::Status::Ok();
+}
+
 bool Parameters::has(const std::string& name) const {
   auto it = tensors_.find(name);
   return it != tensors_.end() && !it->second.data.empty();

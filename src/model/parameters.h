@@ -48,6 +48,12 @@ class Parameters {
   core::Status check_complete(const char* op, const char* arg,
                               const std::function<std::string(const std::string&)>& display) const;
 
+  // Streaming loads (checkpoints): the tensor's storage, allocated (zeros) to its shape, written in place; then
+  // check_finite() once everything has arrived.
+  std::span<float> allocate(const std::string& name);
+  core::Status check_finite(const char* op, const char* arg,
+                            const std::function<std::string(const std::string&)>& display) const;
+
   bool has(const std::string& name) const;
   // The tensor's values (empty span when absent or not loaded).
   std::span<const float> operator[](const std::string& name) const;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "tokenizers/bpe.h"
+#include "tokenizers/hf_tokenizer.h"
 #include "tokenizers/unicode.h"
 
 namespace attnscope::model {
@@ -42,6 +43,16 @@ core::Result<TextEncoder> TextEncoder::bpe(std::string_view vocab_json, std::str
   return e;
 }
 
+TextEncoder TextEncoder::checkpoint(std::unique_ptr<tokenizers::HfTokenizer> t) {
+  TextEncoder e;
+  e.kind_ = Kind::kHf;
+  const auto& s = t->special_ids();
+  e.specials_.bos = s.bos, e.specials_.eos = s.eos, e.specials_.unk = s.unk, e.specials_.pad = s.pad;
+  e.specials_.cls = s.cls, e.specials_.sep = s.sep, e.specials_.mask = s.mask;
+  e.hf_ = std::move(t);
+  return e;
+}
+
 core::Result<TextEncoder> TextEncoder::char_vocab(std::vector<std::string> vocab, const SpecialIds& specials,
                                                   const char* op) {
   TextEncoder e;
@@ -65,6 +76,13 @@ core::Result<tokenizers::Tokenization> TextEncoder::encode(std::string_view text
       auto r = bpe_->encode(text);
       if (!r.ok()) return core::readdress(r.status(), op, what);
       return std::move(r).value();
+    }
+    case Kind::kHf: {
+      auto r = hf_->encode(text);
+      if (!r.ok()) return core::readdress(r.status(), op, what);
+      tk = std::move(r).value();
+      for (std::size_t i = 0; i < tk.ids.size(); ++i) tk.tokens[i] = hf_->token_text(tk.ids[i]);
+      return tk;
     }
     case Kind::kCharVocab: {
       auto d = tokenizers::decode_utf8(text, op, what);
@@ -97,6 +115,7 @@ core::Result<tokenizers::Tokenization> TextEncoder::encode(std::string_view text
 std::int32_t TextEncoder::vocab_size(const RunVocab& vocab) const {
   switch (kind_) {
     case Kind::kBpe: return static_cast<std::int32_t>(bpe_->vocab_size());
+    case Kind::kHf: return static_cast<std::int32_t>(hf_->vocab_size());
     case Kind::kCharVocab: return static_cast<std::int32_t>(vocab_.size());
     default: return static_cast<std::int32_t>(vocab.tokens.size());
   }
@@ -105,6 +124,7 @@ std::int32_t TextEncoder::vocab_size(const RunVocab& vocab) const {
 std::string TextEncoder::token_text(std::int32_t id, const RunVocab& vocab) const {
   switch (kind_) {
     case Kind::kBpe: return bpe_->token_text(id);
+    case Kind::kHf: return hf_->token_text(id);
     case Kind::kCharVocab:
       return id >= 0 && static_cast<std::size_t>(id) < vocab_.size() ? vocab_[static_cast<std::size_t>(id)] : "";
     default:
@@ -114,6 +134,7 @@ std::string TextEncoder::token_text(std::int32_t id, const RunVocab& vocab) cons
 }
 
 std::int32_t TextEncoder::id_of(const std::string& token) const {
+  if (kind_ == Kind::kHf) return hf_->id_of(token);
   if (kind_ == Kind::kCharVocab) {
     auto it = lookup_.find(token);
     return it == lookup_.end() ? -1 : it->second;
@@ -128,8 +149,8 @@ std::int32_t TextEncoder::id_of(const std::string& token) const {
 }
 
 std::string TextEncoder::decode(const std::vector<std::int32_t>& ids) const {
-  if (kind_ == Kind::kBpe) {
-    auto r = bpe_->decode(ids);
+  if (kind_ == Kind::kBpe || kind_ == Kind::kHf) {
+    auto r = kind_ == Kind::kBpe ? bpe_->decode(ids) : hf_->decode(ids);
     return r.ok() ? r.value() : std::string();
   }
   std::string out;

@@ -16,6 +16,7 @@
 
 namespace attnscope::tokenizers {
 class BpeTokenizer;
+class HfTokenizer;
 }
 
 namespace attnscope::model {
@@ -39,11 +40,14 @@ class TextEncoder {
     kChar,       // tokenizers::tokenize kChar (grapheme clusters); ids = the run's vocabulary
     kBpe,        // GPT-2 byte-level BPE (encoder.json + vocab.bpe)
     kCharVocab,  // one token per code point from a fixed vocabulary; unknown -> unk
+    kHf,         // a checkpoint's tokenizer (tokenizer.json or vocab files): byte-level BPE or WordPiece
   };
 
   static TextEncoder word_or_char(bool chars);
   static core::Result<TextEncoder> bpe(std::string_view vocab_json, std::string_view merges, const char* op);
   // vocab in id order; the special tokens are vocabulary entries that never match text.
+  // A checkpoint's tokenizer; tokens are reported as vocabulary strings ("Ġworld", "##ing").
+  static TextEncoder checkpoint(std::unique_ptr<tokenizers::HfTokenizer> t);
   static core::Result<TextEncoder> char_vocab(std::vector<std::string> vocab, const SpecialIds& specials,
                                               const char* op);
 
@@ -68,6 +72,7 @@ class TextEncoder {
  private:
   Kind kind_ = Kind::kWord;
   std::unique_ptr<tokenizers::BpeTokenizer> bpe_;
+  std::unique_ptr<tokenizers::HfTokenizer> hf_;
   std::vector<std::string> vocab_;                        // kCharVocab
   std::unordered_map<std::string, std::int32_t> lookup_;  // kCharVocab: text -> id
   SpecialIds specials_;

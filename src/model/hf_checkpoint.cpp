@@ -1,0 +1,262 @@
+// hf_checkpoint.cpp: Hugging Face tensor names -> attnscope parameters, and the chunked loader
+// (hf_checkpoint.h). Layer: model.
+#include "model/hf_checkpoint.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "core/check.h"
+
+namespace attnscope::model {
+
+namespace {
+
+using Op = TensorTarget::Op;
+
+struct Expected {
+  std::vector<std::int64_t> shape;  // as the file stores it
+  std::vector<TensorTarget> targets;
+};
+
+TensorTarget copy(const std::string& name) { return TensorTarget{name, Op::kCopy, 0, 0, 0, 0}; }
+// A PyTorch Linear weight [out, in] -> attnscope [in, out].
+TensorTarget transpose(const std::string& name, int out, int in) { return TensorTarget{name, Op::kTranspose, out, in, 0, 0}; }
+// Columns [first, first + cols) of a [rows, total] tensor (a bias is one row).
+TensorTarget columns(const std::string& name, int rows, int cols, int total, int first) {
+  return TensorTarget{name, Op::kColumns, rows, cols, total, first};
+}
+
+// The base-model names (no "transformer."/"bert." prefix) a checkpoint of `c` must hold, with their targets.
+std::map<std::string, Expected> expected_tensors(const HfConfig& c, bool mlm) {
+  const ModelDescription& m = c.description;
+  const int d = m.d_model, f = m.d_ff, v = m.embedding.vocab_size, p = m.embedding.max_positions;
+  std::map<std::string, Expected> e;
+  auto norm = [&](const std::string& hf, const std::string& ours) {
+    e[hf + ".weight"] = {{d}, {copy(ours + "weight")}};
+    e[hf + ".bias"] = {{d}, {copy(ours + "bias")}};
+  };
+  if (c.family == HfFamily::kGpt2) {
+    e["wte.weight"] = {{v, d}, {copy("embedding.weight")}};
+    e["wpe.weight"] = {{p, d}, {copy("positional.weight")}};
+    for (std::size_t i = 0; i < m.main.blocks.size(); ++i) {
+      const std::string h = "h." + std::to_string(i) + ".", o = m.main.blocks[i].prefix, a = o + "self_attn.";
+      norm(h + "ln_1", o + "norm1.");
+      // Conv1D weights are [in, out] as attnscope's; c_attn holds q | k | v side by side.
+      e[h + "attn.c_attn.weight"] = {{d, 3 * d}, {columns(a + "wq", d, d, 3 * d, 0), columns(a + "wk", d, d, 3 * d, d),
+                                                  columns(a + "wv", d, d, 3 * d, 2 * d)}};
+      e[h + "attn.c_attn.bias"] = {{3 * d}, {columns(a + "bq", 1, d, 3 * d, 0), columns(a + "bk", 1, d, 3 * d, d),
+                                             columns(a + "bv", 1, d, 3 * d, 2 * d)}};
+      e[h + "attn.c_proj.weight"] = {{d, d}, {copy(a + "wo")}};
+      e[h + "attn.c_proj.bias"] = {{d}, {copy(a + "bo")}};
+      norm(h + "ln_2", o + "norm2.");
+      e[h + "mlp.c_fc.weight"] = {{d, f}, {copy(o + "linear1.weight")}};
+      e[h + "mlp.c_fc.bias"] = {{f}, {copy(o + "linear1.bias")}};
+      e[h + "mlp.c_proj.weight"] = {{f, d}, {copy(o + "linear2.weight")}};
+      e[h + "mlp.c_proj.bias"] = {{d}, {copy(o + "linear2.bias")}};
+    }
+    norm("ln_f", "decoder.norm.");
+    if (!c.tied) e["lm_head.weight"] = {{v, d}, {transpose("lm_head.weight", v, d)}};
+    return e;
+  }
+  e["embeddings.word_embeddings.weight"] = {{v, d}, {copy("embedding.weight")}};
+  e["embeddings.position_embeddings.weight"] = {{p, d}, {copy("positional.weight")}};
+  e["embeddings.token_type_embeddings.weight"] = {{m.embedding.token_types, d}, {copy("token_type.weight")}};
+  norm("embeddings.LayerNorm", "embedding.norm.");
+  for (std::size_t i = 0; i < m.main.blocks.size(); ++i) {
+    const std::string h = "encoder.layer." + std::to_string(i) + ".", o = m.main.blocks[i].prefix, a = o + "self_attn.";
+    for (const auto& [hf, w, b] : {std::tuple{"query", "wq", "bq"}, {"key", "wk", "bk"}, {"value", "wv", "bv"}}) {
+      e[h + "attention.self." + hf + ".weight"] = {{d, d}, {transpose(a + w, d, d)}};
+      e[h + "attention.self." + hf + ".bias"] = {{d}, {copy(a + b)}};
+    }
+    e[h + "attention.output.dense.weight"] = {{d, d}, {transpose(a + "wo", d, d)}};
+    e[h + "attention.output.dense.bias"] = {{d}, {copy(a + "bo")}};
+    norm(h + "attention.output.LayerNorm", o + "norm1.");
+    e[h + "intermediate.dense.weight"] = {{f, d}, {transpose(o + "linear1.weight", f, d)}};
+    e[h + "intermediate.dense.bias"] = {{f}, {copy(o + "linear1.bias")}};
+    e[h + "output.dense.weight"] = {{d, f}, {transpose(o + "linear2.weight", d, f)}};
+    e[h + "output.dense.bias"] = {{d}, {copy(o + "linear2.bias")}};
+    norm(h + "output.LayerNorm", o + "norm2.");
+  }
+  if (mlm) {
+    e["cls.predictions.transform.dense.weight"] = {{d, d}, {transpose("mlm.transform.weight", d, d)}};
+    e["cls.predictions.transform.dense.bias"] = {{d}, {copy("mlm.transform.bias")}};
+    norm("cls.predictions.transform.LayerNorm", "mlm.norm.");
+    e["cls.predictions.bias"] = {{v}, {copy("mlm.bias")}};
+  }
+  return e;
+}
+
+// A file name as the table spells it: base-model prefix dropped, old LayerNorm gamma/beta renamed.
+std::string canonical_hf(const std::string& name, HfFamily family) {
+  std::string n = name;
+  const std::string prefix = family == HfFamily::kGpt2 ? "transformer." : "bert.";
+  if (n.compare(0, prefix.size(), prefix) == 0) n = n.substr(prefix.size());
+  auto ends = [&](const std::string& s) { return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0; };
+  if (ends(".gamma")) n = n.substr(0, n.size() - 6) + ".weight";
+  if (ends(".beta")) n = n.substr(0, n.size() - 5) + ".bias";
+  return n;
+}
+
+std::string shape_str(const std::vector<std::int64_t>& s) {
+  std::string t = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) t.append(i == 0 ? "" : ",").append(std::to_string(s[i]));
+  return t + "]";
+}
+
+}  // namespace
+
+core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin(std::string_view config_json,
+                                                                           TextEncoder tokenizer,
+                                                                           std::span<const std::uint8_t> header,
+                                                                           std::uint64_t file_size, const char* op) {
+  std::unique_ptr<HfCheckpointLoader> l(new HfCheckpointLoader());
+  l->op_ = op;
+  l->file_size_ = file_size;
+  // 1. config -> description; the tokenizer must fit the embedding table
+  auto cfg = describe_hf(config_json, op);
+  if (!cfg.ok()) return cfg.status();
+  l->cfg_ = std::move(cfg).value();
+  const int vocab = l->cfg_.description.embedding.vocab_size;
+  const std::int32_t tok_vocab = tokenizer.vocab_size(RunVocab{});
+  if (tok_vocab > vocab) {
+    return core::range_error(op, "tokenizer",
+                             "tokenizer has " + std::to_string(tok_vocab) + " tokens but config.vocab_size is " +
+                                 std::to_string(vocab) + " (is the tokenizer from another model?)");
+  }
+  const bool bert = l->cfg_.family == HfFamily::kBert;
+  if (bert && (tokenizer.specials().cls < 0 || tokenizer.specials().sep < 0)) {
+    return core::invalid_error(op, "tokenizer", "tokenizer has no [CLS] or [SEP] token, which BERT needs");
+  }
+  // 2. the file's header: every tensor the model needs, with its shape and a float dtype
+  auto index = io::parse_safetensors_header(header, file_size, op);
+  if (!index.ok()) return core::make_error(index.status().kind, op, "weights", "weights: " + index.status().detail());
+  l->index_ = std::move(index).value();
+  bool mlm = false;
+  for (const auto& t : l->index_.tensors) mlm = mlm || canonical_hf(t.name, l->cfg_.family) == "cls.predictions.transform.dense.weight";
+  l->cfg_.description.head.mlm = bert && mlm;
+  std::map<std::string, Expected> expected = expected_tensors(l->cfg_, bert && mlm);
+  std::map<std::string, std::string> found;  // table name -> file name
+  for (const auto& t : l->index_.tensors) {
+    const std::string key = canonical_hf(t.name, l->cfg_.family);
+    auto it = expected.find(key);
+    if (it == expected.end()) continue;  // not used by the model: skipped whatever its dtype or shape
+    const std::string where = "weights: tensor \"" + t.name + "\"";
+    if (!found.emplace(key, t.name).second) {
+      return core::invalid_error(op, "weights", where + " is given twice (also as \"" + found[key] + "\")");
+    }
+    if (t.shape != it->second.shape) {
+      return core::range_error(op, "weights", where + " has shape " + shape_str(t.shape) + ", expected " +
+                                                  shape_str(it->second.shape));
+    }
+    if (!io::is_float_dtype(t.dtype)) {
+      return core::invalid_error(op, "weights", where + " has dtype " + t.dtype + " (supported: F32, F16, BF16)");
+    }
+    l->mapped_.push_back(Mapped{t, it->second.targets, {}, 0});
+  }
+  for (const auto& [key, e] : expected) {
+    if (found.count(key) == 0) {
+      return core::invalid_error(op, "weights", "weights: tensor \"" + key + "\" " + shape_str(e.shape) +
+                                                    " is missing (is the file from another model?)");
+    }
+  }
+  // 3. the parameters, counted before anything is allocated
+  auto params = Parameters::declare(l->cfg_.description, Parameters::Init::kRequired, 0, op);
+  if (!params.ok()) return params.status();
+  l->params_ = std::move(params).value();
+  for (const Mapped& m : l->mapped_) {
+    for (const TensorTarget& t : m.targets) l->storage_[t.name] = l->params_.allocate(t.name);
+  }
+  l->encoder_ = std::move(tokenizer);
+  l->next_ = 0;
+  return l;
+}
+
+core::Status HfCheckpointLoader::write(Mapped& m, const std::uint8_t* src, std::uint64_t first, std::uint64_t count) {
+  // widen in blocks, then scatter each element to its targets
+  constexpr std::uint64_t kBlock = 16384;
+  float buf[kBlock];
+  for (std::uint64_t done = 0; done < count; done += kBlock) {
+    const std::uint64_t k = std::min(kBlock, count - done);
+    io::to_f32(m.entry.dtype, src + done * m.entry.elem, static_cast<std::size_t>(k), buf);
+    for (const TensorTarget& t : m.targets) {
+      float* dst = storage_.at(t.name).data();
+      for (std::uint64_t i = 0; i < k; ++i) {
+        const std::uint64_t e = first + done + i;
+        switch (t.op) {
+          case Op::kCopy: dst[e] = buf[i]; break;
+          case Op::kTranspose: {  // [rows=out, cols=in] -> [in, out]
+            const std::uint64_t r = e / static_cast<std::uint64_t>(t.cols), c = e % static_cast<std::uint64_t>(t.cols);
+            dst[c * static_cast<std::uint64_t>(t.rows) + r] = buf[i];
+            break;
+          }
+          case Op::kColumns: {
+            const std::uint64_t r = e / static_cast<std::uint64_t>(t.total), c = e % static_cast<std::uint64_t>(t.total);
+            if (c >= static_cast<std::uint64_t>(t.first) && c < static_cast<std::uint64_t>(t.first + t.cols)) {
+              dst[r * static_cast<std::uint64_t>(t.cols) + (c - static_cast<std::uint64_t>(t.first))] = buf[i];
+            }
+            break;
+          }
+        }
+      }
+    }
+  }
+  m.done = first + count;
+  return core::Status::Ok();
+}
+
+core::Status HfCheckpointLoader::feed(std::uint64_t offset, std::span<const std::uint8_t> bytes) {
+  if (offset != next_) {
+    return core::invalid_error(op_, "weights", "weights: chunk at byte " + std::to_string(offset) + " arrived, expected byte " +
+                                                   std::to_string(next_));
+  }
+  const std::uint64_t end = offset + bytes.size();
+  if (end > file_size_) return core::invalid_error(op_, "weights", "weights: more bytes arrived than the file size");
+  next_ = end;
+  for (std::size_t i = cursor_; i < mapped_.size(); ++i) {
+    Mapped& m = mapped_[i];
+    const std::uint64_t t_begin = index_.data_offset + m.entry.begin, t_end = index_.data_offset + m.entry.end;
+    if (t_begin >= end) break;
+    if (t_end <= offset) continue;
+    const std::uint64_t lo = std::max(t_begin, offset), hi = std::min(t_end, end);
+    const std::uint8_t* src = bytes.data() + (lo - offset);
+    std::uint64_t n = hi - lo;
+    // an element split across chunks: complete it from the pending bytes first
+    if (!m.pending.empty()) {
+      const std::uint64_t need = std::min<std::uint64_t>(m.entry.elem - m.pending.size(), n);
+      m.pending.insert(m.pending.end(), src, src + need);
+      src += need;
+      n -= need;
+      if (m.pending.size() == m.entry.elem) {
+        ATTN_TRY(write(m, m.pending.data(), m.done, 1));
+        m.pending.clear();
+      }
+    }
+    const std::uint64_t whole = n / m.entry.elem;
+    ATTN_TRY(write(m, src, m.done, whole));
+    m.pending.assign(src + whole * m.entry.elem, src + n);
+  }
+  while (cursor_ < mapped_.size() && mapped_[cursor_].done == mapped_[cursor_].entry.count) ++cursor_;
+  return core::Status::Ok();
+}
+
+core::Result<std::unique_ptr<Transformer>> HfCheckpointLoader::finish() {
+  if (next_ != file_size_) {
+    return core::invalid_error(op_, "weights", "weights: the file ended after " + std::to_string(next_) + " of " +
+                                                   std::to_string(file_size_) + " bytes");
+  }
+  std::map<std::string, std::string> display;  // attnscope name -> file name, for messages
+  for (const Mapped& m : mapped_) {
+    for (const TensorTarget& t : m.targets) display[t.name] = m.entry.name;
+  }
+  auto name_of = [&](const std::string& s) {
+    auto it = display.find(s);
+    return it == display.end() ? s : it->second;
+  };
+  ATTN_TRY(params_.check_finite(op_, "weights", name_of));
+  ModelOptions opt;
+  opt.max_tokens = cfg_.description.embedding.max_positions;
+  return Transformer::assemble(std::move(cfg_.description), std::move(encoder_), std::move(params_), opt, op_);
+}
+
+}  // namespace attnscope::model
