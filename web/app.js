@@ -256,7 +256,7 @@ function renderAll(done) {
     const shown = aggregated(s, width['attention-view']);
     replace($('attention-view'), attentionView({
       trace: shown, layer: s.layer, heads, token: s.token, width: width['attention-view'],
-      onLayer: (l) => { state.layer = l; saveHash(); renderAll(); },
+      onLayer: showLayer,
       onHeads: (next) => { state.heads = headsString(next, H); saveHash(); renderSteps(); },
       onSelect: select,
     }));
@@ -339,13 +339,23 @@ function modelFor(width) {
   return modelView({
     sections, width, layer: Math.min(state.layer, trace.layers.length - 1), heads: selectedHeads(state, H),
     onOpen: (l, hd) => {
-      state.layer = l;
       state.heads = headsString([hd], H);
-      saveHash();
-      renderAll();
+      showLayer(l);
       $('panel-attention').scrollIntoView({ block: 'start' });
     },
   });
+}
+
+/**
+ * Shows layer `l` in the attention detail and the step-by-step view: drawn at once from the weights every
+ * layer has, and computed again when the trace does not hold this layer in full (the page asks the core
+ * for the full trace of the shown layer only, web/pipeline.js).
+ */
+function showLayer(l) {
+  state.layer = l;
+  saveHash();
+  renderAll();
+  if (!trace.layers[Math.min(l, trace.layers.length - 1)].full) schedule(0);
 }
 
 function stepsFor(width) {

@@ -1,8 +1,10 @@
-// Turns the page state into one trace — every intermediate the views draw (layer: web, runs in the
-// worker; no DOM). Text mode: `as.createModel(config).run(text, { trace: 'full', padTo })`
-// (bindings/js/model.js), the model cached while only the text changes. Padding is the core's run option
-// padTo: '<pad>' keys blocked for every query, pad query rows computed over the real keys (real numbers). Worked example: `as.simpleSelfAttention` on the six
-// 3-d vectors, shaped as a one-layer trace so the same views draw it.
+// Turns the page state into one trace — every number the views draw (layer: web, runs in the worker; no
+// DOM, no model math). Text mode: one `model.run(input, options)` (bindings/js/model.js) that asks for
+// exactly what is on screen: attention weights of every layer (heatmaps, model view, rollout), the full
+// trace of the one layer the attention detail and step-by-step view show (`full: [layer]`), the PE rows
+// the positional view plots (`positionalTable`), and padding decided by the core (`padMultiple: 8` or
+// `padTo`). The model is cached while only the text or the options change. Worked example: a one-layer
+// 'simple' model over the six (editable) 3-d embeddings, so the same views draw the core's trace.
 import { exampleEmbeddings, EXAMPLE_TOKENS } from './state.js';
 
 export const MAX_TOKENS = 512;
@@ -32,39 +34,34 @@ export class Pipeline {
     return this.bpeFiles;
   }
 
-  /** The full trace for state `s`, plus the PE table for the positional view. */
+  /** The trace for state `s`: what the views draw, nothing more. */
   async run(s) {
-    if (s.mode === 'example') return this.example(s);
-    const trace = await this.modelRun(s);
-    if (s.positional === 'sinusoidal') {
-      trace.peTable = this.as.positionalEncoding({ n: s.pePositions, d: s.dModel, base: s.base });
-      trace.pePositions = s.pePositions;
-    }
-    return trace;
+    return s.mode === 'example' ? this.example(s) : this.modelRun(s);
   }
 
-  /** The classic 6-token example: simple X·Xᵀ attention on the (editable) 3-d embeddings. */
+  /** The model for `config`, rebuilt only when its key changes. */
+  cached(key, build) {
+    if (key !== this.modelKey) {
+      this.model?.delete();
+      this.model = null;
+      this.modelKey = '';
+      this.model = build();
+      this.modelKey = key;
+    }
+    return this.model;
+  }
+
+  /** The classic 6-token example: simple X·Xᵀ attention (no weights, no positions) on the 3-d embeddings. */
   example(s) {
-    const x = Float32Array.from(exampleEmbeddings(s).flat());
-    const n = 6;
-    const d = 3;
-    const r = this.as.simpleSelfAttention({ x, n, d });
-    return {
-      example: true,
-      tokens: [...EXAMPLE_TOKENS],
-      ids: null,
-      offsets: null,
-      n, dModel: d, numHeads: 1, headDim: d,
-      embeddings: x, positional: new Float32Array(n * d), input: x,
-      layers: [{
-        kind: 'simple',
-        input: x,
-        attention: {
-          q: x, k: x, v: x, scale: 1, scores: r.scores, weights: r.weights, concat: r.context, output: r.context,
-        },
-      }],
-      output: r.context,
+    const rows = exampleEmbeddings(s);
+    const embeddings = Object.fromEntries(EXAMPLE_TOKENS.map((t, i) => [t, rows[i]]));
+    const config = {
+      attention: 'simple', numLayers: 1, dModel: 3, numHeads: 1, positional: 'none', tokenizer: 'word', embeddings,
     };
+    const model = this.cached(JSON.stringify(config), () => this.as.createModel(config));
+    const trace = model.run(EXAMPLE_TOKENS.join(' '), { trace: 'full' });
+    trace.example = true;
+    return trace;
   }
 
   async modelRun(s) {
@@ -82,27 +79,19 @@ export class Pipeline {
       seed: s.seed,
     };
     const key = JSON.stringify({ ...config, tokenizer: s.tokenizer });
-    if (key !== this.modelKey) {
-      this.model?.delete();
-      this.model = null;
-      this.modelKey = '';
-      const tokenizer = s.tokenizer === 'bpe' ? { kind: 'bpe', ...(await this.bpeData()) } : s.tokenizer;
-      this.model = this.as.createModel({ ...config, tokenizer });
-      this.modelKey = key;
-    }
+    const tokenizer = s.tokenizer === 'bpe' ? { kind: 'bpe', ...(await this.bpeData()) } : s.tokenizer;
+    const model = this.cached(key, () => this.as.createModel({ ...config, tokenizer }));
     const input = s.arch === 'encoder-decoder' ? { source: s.source, target: s.target } : s.text;
-    let padTo = 0;
+    // the shown layer in full; the source side's layers are drawn as weights only
+    const options = { trace: 'weights', full: [Math.min(s.layer, s.numLayers - 1)] };
+    if (s.positional === 'sinusoidal') options.positionalTable = s.pePositions;
     if (s.padding) {
-      padTo = s.padTo;
-      if (!padTo) {
-        // next multiple of 8 above the token count (the longer side for encoder-decoder)
-        const probe = this.model.run(input, { trace: 'none' });
-        padTo = Math.ceil((Math.max(probe.n, probe.source?.n ?? 0) + 1) / 8) * 8;
-      }
+      if (s.padTo) options.padTo = s.padTo;
+      else options.padMultiple = 8; // next multiple of 8 above the token count (the longer side)
     }
-    const trace = this.model.run(input, padTo ? { trace: 'full', padTo } : { trace: 'full' });
-    trace.eps = this.model.config.eps;
-    trace.normFirst = this.model.config.normFirst;
+    const trace = model.run(input, options);
+    trace.eps = model.config.eps;
+    trace.normFirst = model.config.normFirst;
     if (trace.n > MAX_TOKENS) throw new RangeError(`the input has ${trace.n} tokens; the page shows at most ${MAX_TOKENS}`);
     return trace;
   }

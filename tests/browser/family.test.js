@@ -1,99 +1,33 @@
 // Real-browser tests of the page's attention-family views (issue 13): additive (Bahdanau) attention,
 // Nadaraya–Watson kernel regression, the model view (every layer × head) and the aggregates (mean / max
-// over heads, rollout, entropy, mean distance, threshold / top-k). Same harness as page.test.js:
-// playwright-core + Debian's chromium, build/site served on a free loopback port; every page fails its
+// over heads, rollout, entropy, mean distance, threshold / top-k). Same harness as page.test.js
+// (tests/browser/harness.js): playwright-core + Debian's chromium; every page fails its
 // test on a console error, a pageerror, a dialog or an off-origin request. Numbers on screen are compared
 // with the module's own results (imported in the page from /bindings/js/index.js) and with plain float64
 // JS written here, independently of web/aggregates.js.
 // Run: node --test --test-concurrency=1 tests/browser/
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { startServer } from '../../scripts/serve.mjs';
+import {
+  useBrowser, afterDraw, clean, shots,
+} from './harness.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const shots = path.join(root, 'build', 'screenshots');
-const CHROMIUM = '/usr/bin/chromium';
+const openPage = useBrowser();
 
-let server;
-let base;
-let context;
-let profile;
-
-before(async () => {
-  const missing = ['attnscope.mjs', 'attnscope.wasm', 'attnscope.simd.wasm'].filter((f) => !existsSync(path.join(root, 'dist', f)));
-  if (missing.length) {
-    throw new Error(`dist/ is missing ${missing.join(', ')}: build the module first (scripts/build.sh), then rerun the browser tests`);
-  }
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: the browser tests need Debian's chromium package`);
-  const built = spawnSync(process.execPath, [path.join(root, 'scripts', 'build-site.mjs')], { cwd: root, encoding: 'utf8' });
-  if (built.status !== 0) throw new Error(`scripts/build-site.mjs failed:\n${built.stdout}${built.stderr}`);
-  ({ server, url: base } = await startServer({ root: path.join(root, 'build', 'site'), port: 0 }));
-  profile = mkdtempSync(path.join(tmpdir(), 'attnscope-chromium-'));
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1280, height: 800 },
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-      '--no-first-run', '--disable-sync', '--disable-quic'],
-  });
-  mkdirSync(shots, { recursive: true });
-});
-
-after(async () => {
-  await context?.close();
-  await new Promise((r) => (server ? server.close(r) : r()));
-  if (profile) rmSync(profile, { recursive: true, force: true });
-});
-
-/** Opens the page and waits for the model trace and both family views; records what must not happen. */
-async function open(hash = '', viewport) {
-  const page = await context.newPage();
-  if (viewport) await page.setViewportSize(viewport);
-  const rec = { errors: [], offOrigin: [], failed: [], dialogs: [] };
-  const origin = new URL(base).origin;
-  page.on('console', (m) => { if (m.type() === 'error') rec.errors.push(`console: ${m.text()}`); });
-  page.on('pageerror', (e) => rec.errors.push(`pageerror: ${e.message}`));
-  page.on('dialog', async (d) => { rec.dialogs.push(d.message()); await d.dismiss(); });
-  page.on('request', (r) => {
-    const u = r.url();
-    if (!u.startsWith('blob:') && !u.startsWith('data:') && new URL(u).origin !== origin) rec.offOrigin.push(u);
-  });
-  page.on('response', (r) => { if (r.status() >= 400) rec.failed.push(`${r.status()} ${r.url()}`); });
-  await page.goto(`${base}web/${hash}`);
-  await page.waitForFunction(() => {
-    const a = window.__attnscope;
-    const d = document.documentElement.dataset;
-    return a && a.runs > 0 && !d.busy && a.family.additive.runs > 0 && a.family.regression.runs > 0
-      && !d.additiveBusy && !d.regressionBusy;
-  }, null, { timeout: 30000 });
-  return { page, rec };
-}
+/** Opens the page and waits for the model trace and both family views. */
+const open = (hash = '', viewport = undefined) => openPage(hash, viewport, (page) => page.waitForFunction(() => {
+  const a = window.__attnscope;
+  const d = document.documentElement.dataset;
+  return a && a.runs > 0 && !d.busy && a.family.additive.runs > 0 && a.family.regression.runs > 0
+    && !d.additiveBusy && !d.regressionBusy;
+}, null, { timeout: 30000 }));
 
 /** Runs `action` and waits until the family view `kind` has drawn a newer result. */
 async function afterFamily(page, kind, action) {
   const runs = await page.evaluate((k) => window.__attnscope.family[k].runs, kind);
   await action();
   await page.waitForFunction(([k, n]) => window.__attnscope.family[k].runs > n && !document.documentElement.dataset[`${k}Busy`], [kind, runs], { timeout: 30000 });
-}
-
-/** Runs `action` (a view change, no recompute) and waits until every view has been redrawn. */
-async function afterDraw(page, action) {
-  const drawn = await page.evaluate(() => Number(document.documentElement.dataset.drawn ?? 0));
-  await action();
-  await page.waitForFunction((n) => Number(document.documentElement.dataset.drawn ?? 0) > n, drawn, { timeout: 30000 });
-}
-
-function clean(rec) {
-  assert.deepEqual(rec.errors, [], 'no console errors or page errors');
-  assert.deepEqual(rec.offOrigin, [], 'no request leaves the page origin');
-  assert.deepEqual(rec.failed, [], 'no failed responses');
-  assert.deepEqual(rec.dialogs, [], 'no dialog opened');
 }
 
 const maxDiff = (a, b) => {

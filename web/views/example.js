@@ -59,5 +59,5 @@ export function exampleResults({ trace }) {
   return h('div', { class: 'example-results' },
     table('scores', 'scores = X·Xᵀ', A.scores, 6, 6, labels, labels, colors.signed),
     table('weights', 'weights = softmax(scores)', A.weights, 6, 6, labels, labels, colors.weights, [0, 1]),
-    table('context', 'context = weights·X', A.concat, 6, 3, labels, ['z¹', 'z²', 'z³'], colors.signed));
+    table('context', 'context = weights·X', A.output, 6, 3, labels, ['z¹', 'z²', 'z³'], colors.signed));
 }

@@ -1,5 +1,6 @@
 // Positional-encoding view (layer: web): the PE table as a heatmap, a few dimensions as curves over the
-// position, and the summed input X = E + PE next to E and PE for the current tokens.
+// position (the table comes with the model run: run option positionalTable), and the summed input
+// X = E + PE next to E and PE for the current tokens.
 import { h, s, fmt } from '../dom.js';
 import { heatmap } from './heatmap.js';
 import * as colors from '../colors.js';
@@ -41,18 +42,18 @@ export function positionalView({ trace, state, width, selected, onSelect }) {
     body.append(h('p', { class: 'note', text: 'Positional encoding is off: X = E, and attention cannot tell word order apart.' }));
   } else if (state.positional === 'learned') {
     body.append(h('p', { class: 'note', text: 'Learned positions: one trainable (here seeded random) row per position, for the first n positions.' }));
-  } else if (trace.peTable) {
-    const P = trace.pePositions;
+  } else if (trace.positionalTable) {
+    const P = trace.positionalRows;
     body.append(h('p', { class: 'note', text: `PE[p, 2i] = sin(p / ${state.base}^(2i/${d})), PE[p, 2i+1] = cos(…): ${P} positions × ${d} dims.` }));
     const dims = [0, 1, 2, 3, Math.min(d - 2, 6), Math.min(d - 1, 7)].filter((c, i, a) => c >= 0 && c < d && a.indexOf(c) === i);
     body.append(h('div', { class: 'row-2' },
       heatmap({
-        values: trace.peTable, rows: P, cols: d, map: colors.signed, domain: [-1, 1],
+        values: trace.positionalTable, rows: P, cols: d, map: colors.signed, domain: [-1, 1],
         rowLabels: [...Array(P).keys()].map(String), colLabels: d <= 64 ? [...Array(d).keys()].map(String) : null,
         rowName: 'position', colName: 'dim', title: `Sinusoidal table PE [${P}, ${d}]`,
         width: Math.min(width, 420), heightMax: 280, cellMax: 24, square: false, dataset: { name: 'pe-table' },
       }),
-      curves(trace.peTable, P, d, dims, width >= 900 ? width - 480 : width)));
+      curves(trace.positionalTable, P, d, dims, width >= 900 ? width - 480 : width)));
   }
   const third = width >= 900 ? (width - 40) / 3 : width;
   const common = { rows: n, cols: d, rowLabels: trace.tokens, rowName: 'token', colName: 'dim', width: third, cellMax: 16, selectedRow: selected, onCell: onSelect && ((i) => onSelect(i)) };

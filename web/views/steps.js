@@ -2,9 +2,11 @@
 // the order the core computes it — q_i, K, q_i·k_j, ÷√dₖ, mask, softmax (max, x − max, exp, Σ, ÷Σ),
 // weights × V, concat and ×W_O, then each sub-block's residual sum and LayerNorm (μ, σ², (x−μ)/√(σ²+ε),
 // ·γ+β) in post- or pre-norm order, the FFN (hidden, output) and, for encoder–decoder decoder layers, the
-// cross-attention (the target token's q against the source keys). The scale, scores, weights, residuals,
-// norms and FFN tensors are the module's numbers from the trace; the in-between rows (dot products, exp,
-// μ, σ², the normalized row) are recomputed here only to show the arithmetic.
+// cross-attention (the target token's q against the source keys). Views draw, they do not compute: every
+// number is the module's, from the layer's full trace — dot products (attention.dots), the scale and the
+// scaled scores, the softmax's max and Σexp (rowMax, rowSum; exp(x − max) is shown as weights × Σ),
+// LayerNorm μ and σ² (normKMean, normKVar) — and only the element-wise steps between shown numbers
+// (x − max, (x − μ)/√(σ² + ε)) are spelled out here.
 import { h, fmt, tokenLabel } from '../dom.js';
 import * as colors from '../colors.js';
 import { heatmap } from './heatmap.js';
@@ -53,29 +55,28 @@ function step(num, title, formula, ...content) {
  */
 function attentionSteps(body, k, o) {
   const { A, i, hh, H, d, nk, qTokens, kTokens, simple, vw, prefix = '', kName = 'key', qFrom = 'x_i', kFrom = 'X' } = o;
+  const nq = A.weights.length / (H * nk);
   const hd = d / H;
-  const scale = A.scale ?? (simple ? 1 : 1 / Math.sqrt(hd));
-  const qi = row(A.q, i, d).subarray(hh * hd, (hh + 1) * hd);
+  const scale = A.scale;
+  const Q = o.Q ?? A.q; // simple attention keeps no q/k/v: they are the layer input
+  const KV = o.KV ?? A.k;
+  const qi = row(Q, i, d).subarray(hh * hd, (hh + 1) * hd);
   const K = new Float32Array(nk * hd);
   const V = new Float32Array(nk * hd);
   for (let j = 0; j < nk; j++) {
-    K.set(row(A.k, j, d).subarray(hh * hd, (hh + 1) * hd), j * hd);
-    V.set(row(A.v, j, d).subarray(hh * hd, (hh + 1) * hd), j * hd);
+    K.set(row(KV, j, d).subarray(hh * hd, (hh + 1) * hd), j * hd);
+    V.set(row(o.KV ?? A.v, j, d).subarray(hh * hd, (hh + 1) * hd), j * hd);
   }
-  const dots = Array.from({ length: nk }, (_, j) => {
-    let acc = 0;
-    for (let c = 0; c < hd; c++) acc += qi[c] * K[j * hd + c];
-    return acc;
-  });
-  const scores = row(A.scores, hh * (A.scores.length / (H * nk)) + i, nk);
-  const weights = row(A.weights, hh * (A.weights.length / (H * nk)) + i, nk);
+  const at = hh * nq + i; // row (head hh, query i) of the [H, nq, nk] and [H, nq] tensors
+  const dots = row(A.dots, at, nk);
+  const scores = row(A.scores, at, nk);
+  const weights = row(A.weights, at, nk);
+  const mx = A.rowMax[at];
+  const sum = A.rowSum[at];
   const blocked = Array.from(scores, (v) => v === -Infinity);
-  const finite = Array.from(scores).filter(Number.isFinite);
-  const mx = finite.length ? Math.max(...finite) : 0;
-  const shifted = Array.from(scores, (v) => (Number.isFinite(v) ? v - mx : -Infinity));
-  const exps = shifted.map((v) => (Number.isFinite(v) ? Math.exp(v) : 0));
-  const sum = exps.reduce((a, b) => a + b, 0);
-  const headOut = row(A.concat, i, d).subarray(hh * hd, (hh + 1) * hd);
+  const shifted = Array.from(scores, (v) => (v === -Infinity ? -Infinity : v - mx));
+  const exps = Array.from(weights, (w) => w * sum); // = exp(x − max): the weights before ÷ Σ
+  const headOut = simple ? row(A.output, i, d) : row(A.concat, i, d).subarray(hh * hd, (hh + 1) * hd);
   const self = qTokens === kTokens;
   const emph = self ? i : undefined;
   const n = (name) => `${prefix}${name}`;
@@ -85,17 +86,17 @@ function attentionSteps(body, k, o) {
     values: K, rows: nk, cols: hd, map: colors.signed, rowLabels: kTokens, rowName: kName, colName: 'dim',
     width: vw, cellMax: 20, heightMax: 360, legend: false, dataset: { name: n('K') },
   })));
-  body.append(step(k++, 'dot products', 'q_i · k_j for every key j', numRow({ labels: kTokens, values: dots, name: n('dots'), emphasize: emph })));
-  body.append(step(k++, simple ? 'no scaling' : `÷ √dₖ = ÷ √${hd} = × ${fmt(scale, 6)}`, `scores_ij = q_i · k_j × scale (scale = ${fmt(scale, 6)} from the module's trace)`,
-    numRow({ labels: kTokens, values: Array.from(scores, (v, j) => (blocked[j] ? dots[j] * scale : v)), name: n('scaled'), emphasize: emph })));
+  body.append(step(k++, 'dot products', 'q_i · k_j for every key j (module)', numRow({ labels: kTokens, values: dots, name: n('dots'), emphasize: emph })));
+  body.append(step(k++, simple ? 'no scaling' : `÷ √dₖ = ÷ √${hd} = × ${fmt(scale, 6)}`, `scores_ij = q_i · k_j × scale (scale = ${fmt(scale, 6)} from the module's trace${blocked.includes(true) ? '; keys the mask blocks: —' : ''})`,
+    numRow({ labels: kTokens, values: Array.from(scores, (v) => (v === -Infinity ? NaN : v)), name: n('scaled'), emphasize: emph })));
   const nBlocked = blocked.filter(Boolean).length;
   body.append(step(k++, 'mask', nBlocked ? `${nBlocked} blocked key(s) become −∞ (causal: j > i; padding: <pad> keys)` : 'no key is blocked for this query',
-    numRow({ labels: kTokens, values: Array.from(scores), name: n('masked'), emphasize: emph })));
+    numRow({ labels: kTokens, values: scores, name: n('masked'), emphasize: emph })));
   body.append(step(k++, 'softmax', `max = ${fmt(mx)}; subtract it so exp never overflows, then exp, sum (Σ = ${fmt(sum)}), divide`,
     h('div', { class: 'sub', text: 'x − max' }), numRow({ labels: kTokens, values: shifted, name: n('shifted') }),
-    h('div', { class: 'sub', text: 'exp(x − max)' }), numRow({ labels: kTokens, values: exps, map: colors.magnitude, domain: [0, 1], name: n('exp') }),
-    h('div', { class: 'sub', text: `÷ ${fmt(sum)} = attention weights (module), Σ = ${fmt(weights.reduce((a, b) => a + b, 0))}` }),
-    numRow({ labels: kTokens, values: Array.from(weights), map: colors.weights, domain: [0, 1], name: n('weights') })));
+    h('div', { class: 'sub', text: 'exp(x − max) = weight × Σ' }), numRow({ labels: kTokens, values: exps, map: colors.magnitude, domain: [0, 1], name: n('exp') }),
+    h('div', { class: 'sub', text: `÷ Σ = ${fmt(sum)} → attention weights (module)` }),
+    numRow({ labels: kTokens, values: weights, map: colors.weights, domain: [0, 1], name: n('weights') })));
   body.append(step(k++, 'weights × V', simple ? 'context_i = Σ_j w_ij · x_j' : 'head output = Σ_j w_ij · v_j', heatmap({
     values: V, rows: nk, cols: hd, map: colors.signed, rowLabels: kTokens, rowName: prefix ? 'source value' : 'value', colName: 'dim',
     width: vw, cellMax: 20, heightMax: 360, legend: false, title: 'V (this head)', dataset: { name: n('V') },
@@ -109,15 +110,14 @@ function attentionSteps(body, k, o) {
   return k;
 }
 
-/** LayerNorm of one row, shown with its mean and variance; `out` is the module's normK row. */
-function layerNormStep(num, name, title, src, out, eps, vw, srcLabel = 'x') {
-  const x = Array.from(src);
-  const mu = x.reduce((a, b) => a + b, 0) / x.length;
-  const v = x.reduce((a, b) => a + (b - mu) ** 2, 0) / x.length;
-  const z = Float32Array.from(x, (t) => (t - mu) / Math.sqrt(v + eps));
+/** LayerNorm of one row with the μ and σ² the module normalised with; `out` is the module's normK row. */
+function layerNormStep(num, name, title, src, out, stats, eps, vw, srcLabel = 'x') {
+  const { mu, v } = stats;
+  const sd = Math.sqrt(v + eps);
+  const z = Float32Array.from(src, (t) => (t - mu) / sd);
   return step(num, title, `LN(x) = (x − μ) / √(σ² + ε) · γ + β, ε = ${eps}`,
     h('div', { class: 'sub', text: `x = ${srcLabel}` }), vec(src, `${name}-in`, vw),
-    h('p', { class: 'formula', dataset: { name: `${name}-stats`, mu: String(mu), var: String(v) }, text: `μ = ${fmt(mu, 6)} · σ² = ${fmt(v, 6)} (biased) · √(σ² + ε) = ${fmt(Math.sqrt(v + eps), 6)}` }),
+    h('p', { class: 'formula', dataset: { name: `${name}-stats`, mu: String(mu), var: String(v) }, text: `μ = ${fmt(mu, 6)} · σ² = ${fmt(v, 6)} (biased, module) · √(σ² + ε) = ${fmt(sd, 6)}` }),
     h('div', { class: 'sub', text: '(x − μ) / √(σ² + ε)' }), vec(z, `${name}-z`, vw),
     h('div', { class: 'sub', text: `· γ + β = ${name} (module)` }), vec(out, name, vw));
 }
@@ -137,9 +137,14 @@ export function stepsView(o) {
   const n = trace.n;
   const i = Math.min(o.token, n - 1);
   const H = A.weights.length / (n * n);
-  const d = A.q.length / n;
+  const d = trace.dModel;
   const hd = d / H;
   const hh = Math.min(o.head, H - 1);
+  if (!L.full) {
+    // the page asks for the shown layer's full trace; until that run returns this layer has weights only
+    return h('div', { class: 'view-body steps', dataset: { token: i, head: hh, layer: o.layer, pending: '1' } },
+      h('p', { class: 'note', text: `Computing the full trace of layer ${o.layer + 1}…` }));
+  }
   const simple = L.kind === 'simple';
   const toks = trace.tokens;
   const vw = Math.min(width, 640);
@@ -147,6 +152,7 @@ export function stepsView(o) {
   const preNorm = !!(trace.normFirst ?? false);
   const dm = trace.dModel;
   const r = (a) => row(a, i, dm);
+  const stats = (K) => ({ mu: L[`norm${K}Mean`][i], v: L[`norm${K}Var`][i] });
 
   const tokenPicker = h('select', { class: 'token-pick', 'aria-label': 'query token' });
   toks.forEach((t, j) => tokenPicker.append(h('option', { value: j, selected: j === i, text: `${j}: ${tokenLabel(t, 24)}` })));
@@ -162,10 +168,10 @@ export function stepsView(o) {
   const full = !simple && L.residual1 && L.norm1;
   let k = 1;
   if (full && preNorm) {
-    body.append(layerNormStep(k++, 'norm1', 'LayerNorm 1 (pre-norm: attention reads norm1)', r(L.input), r(L.norm1), eps, vw, 'x_i (layer input)'));
+    body.append(layerNormStep(k++, 'norm1', 'LayerNorm 1 (pre-norm: attention reads norm1)', r(L.input), r(L.norm1), stats(1), eps, vw, 'x_i (layer input)'));
   }
   k = attentionSteps(body, k, {
-    A, i, hh, H, d, nk: n, qTokens: toks, kTokens: toks, simple, vw, qFrom: full && preNorm ? 'norm1_i' : 'x_i', kFrom: full && preNorm ? 'norm1' : 'X',
+    A, i, hh, H, d, nk: n, qTokens: toks, kTokens: toks, simple, vw, Q: simple ? L.input : undefined, KV: simple ? L.input : undefined, qFrom: full && preNorm ? 'norm1_i' : 'x_i', kFrom: full && preNorm ? 'norm1' : 'X',
   });
   if (!full) return body;
 
@@ -181,7 +187,7 @@ export function stepsView(o) {
     const last = bi === blocks.length - 1;
     if (preNorm && bi > 0) {
       const what = b === 'cross' ? 'cross-attention reads it' : 'the FFN reads it';
-      body.append(layerNormStep(k++, `norm${K}`, `LayerNorm ${K} (pre-norm: ${what})`, prev, nrm, eps, vw, prevName));
+      body.append(layerNormStep(k++, `norm${K}`, `LayerNorm ${K} (pre-norm: ${what})`, prev, nrm, stats(K), eps, vw, prevName));
     }
     let out;
     let outName;
@@ -208,7 +214,7 @@ export function stepsView(o) {
     body.append(residualStep(k++, `residual ${K}`, `residual${K} = ${preNorm || bi === 0 ? (bi === 0 ? 'x' : `residual${K - 1}`) : `norm${K - 1}`} + ${outName}${preNorm && last ? ' = layer output' : ''}`,
       prev, prevName, out, outName, res, `residual${K}`, vw));
     if (!preNorm) {
-      body.append(layerNormStep(k++, `norm${K}`, `LayerNorm ${K}${last ? ' = layer output' : ''}`, res, nrm, eps, vw, `residual${K}`));
+      body.append(layerNormStep(k++, `norm${K}`, `LayerNorm ${K}${last ? ' = layer output' : ''}`, res, nrm, stats(K), eps, vw, `residual${K}`));
       prev = nrm;
       prevName = `norm${K}`;
     } else {

@@ -1,0 +1,111 @@
+// The browser tests' shared harness: playwright-core driving Debian's chromium (shared/TOOLCHAIN.md 13)
+// on build/site, served by scripts/serve.mjs on a free loopback port. `useBrowser()` registers the launch
+// and teardown hooks of a test file; `open()` opens the page and records everything that must not happen
+// (console errors, page errors, dialogs, failed responses, requests that leave the origin); `clean()`
+// asserts none did. Not a test file itself (node --test runs only *.test.js).
+import { before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startServer } from '../../scripts/serve.mjs';
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const shots = path.join(root, 'build', 'screenshots');
+const CHROMIUM = '/usr/bin/chromium';
+
+/**
+ * Registers before/after hooks that build the site, serve it and launch chromium, and returns
+ * `open(hash, viewport, ready)`: a new page at web/<hash> and its record, once `ready(page)` resolved.
+ */
+export function useBrowser() {
+  let server;
+  let base; // http://127.0.0.1:PORT/
+  let context;
+  let profile;
+
+  before(async () => {
+    const missing = ['attnscope.mjs', 'attnscope.wasm', 'attnscope.simd.wasm'].filter((f) => !existsSync(path.join(root, 'dist', f)));
+    if (missing.length) {
+      throw new Error(`dist/ is missing ${missing.join(', ')}: build the module first (scripts/build.sh), then rerun the browser tests`);
+    }
+    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: the browser tests need Debian's chromium package`);
+    const built = spawnSync(process.execPath, [path.join(root, 'scripts', 'build-site.mjs')], { cwd: root, encoding: 'utf8' });
+    if (built.status !== 0) throw new Error(`scripts/build-site.mjs failed:\n${built.stdout}${built.stderr}`);
+    ({ server, url: base } = await startServer({ root: path.join(root, 'build', 'site'), port: 0 }));
+    profile = mkdtempSync(path.join(tmpdir(), 'attnscope-chromium-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      viewport: { width: 1280, height: 800 },
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+        '--no-first-run', '--disable-sync', '--disable-quic'],
+    });
+    mkdirSync(shots, { recursive: true });
+  });
+
+  after(async () => {
+    await context?.close();
+    await new Promise((r) => (server ? server.close(r) : r()));
+    if (profile) rmSync(profile, { recursive: true, force: true });
+  });
+
+  return async function open(hash = '', viewport = undefined, ready = (page) => settled(page, 0)) {
+    const page = await context.newPage();
+    if (viewport) await page.setViewportSize(viewport);
+    const rec = { errors: [], offOrigin: [], requests: [], dialogs: [], failed: [] };
+    const origin = new URL(base).origin;
+    page.on('console', (m) => { if (m.type() === 'error') rec.errors.push(`console: ${m.text()}`); });
+    page.on('pageerror', (e) => rec.errors.push(`pageerror: ${e.message}`));
+    page.on('dialog', async (d) => { rec.dialogs.push(d.message()); await d.dismiss(); });
+    page.on('request', (r) => {
+      const u = r.url();
+      rec.requests.push(u);
+      if (!u.startsWith('blob:') && !u.startsWith('data:') && new URL(u).origin !== origin) rec.offOrigin.push(u);
+    });
+    page.on('response', (r) => { if (r.status() >= 400) rec.failed.push(`${r.status()} ${r.url()}`); });
+    await page.goto(`${base}web/${hash}`);
+    await ready(page);
+    return { page, rec };
+  };
+}
+
+/** Waits until more than `runs` model results arrived and no request is pending; returns the run count. */
+export async function settled(page, runs) {
+  await page.waitForFunction((n) => {
+    const a = window.__attnscope;
+    return a && a.runs > n && !document.documentElement.dataset.busy;
+  }, runs, { timeout: 30000 });
+  return page.evaluate(() => window.__attnscope.runs);
+}
+
+/** Runs `action` (which changes the input) and waits for the page to recompute and redraw. */
+export async function after1(page, action) {
+  const runs = await page.evaluate(() => window.__attnscope.runs);
+  await action();
+  await settled(page, runs);
+}
+
+/** Runs `action` (a view change, no recompute) and waits until every view has been redrawn. */
+export async function afterDraw(page, action) {
+  const drawn = await page.evaluate(() => Number(document.documentElement.dataset.drawn ?? 0));
+  await action();
+  await page.waitForFunction((n) => Number(document.documentElement.dataset.drawn ?? 0) > n, drawn, { timeout: 30000 });
+}
+
+/** Asserts that nothing `open()` records as a failure happened. */
+export function clean(rec) {
+  assert.deepEqual(rec.errors, [], 'no console errors or page errors');
+  assert.deepEqual(rec.offOrigin, [], 'no request leaves the page origin');
+  assert.deepEqual(rec.failed, [], 'no failed responses (the favicon is shipped)');
+  assert.deepEqual(rec.dialogs, [], 'no dialog opened');
+}
+
+/** The page's error banner text, or null when hidden. */
+export const errorText = (page) => page.evaluate(() => {
+  const el = document.getElementById('error');
+  return el.hidden ? null : el.textContent;
+});
