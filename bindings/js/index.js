@@ -5,9 +5,11 @@
 import { loadModule } from './loader.js';
 import { fail, unwrap } from './errors.js';
 import { createModel } from './model.js';
+import { loadPretrained } from './pretrained.js';
 import {
   bool, checkString, divisible, f32, int, mask, num, object, oneOf, validate,
 } from './validate.js';
+import { BUNDLED, loadBundled } from './bundled.js';
 
 // ---- shapes used in length messages
 
@@ -334,8 +336,28 @@ class AttnScope {
   /** Builds a transformer pipeline; see docs/model.md. Free it with delete(). */
   createModel(config) { return createModel(this.#m, config); }
 
+  /**
+   * Loads a Hugging Face GPT-2 or BERT checkpoint: `{ config, weights, tokenizer, onProgress }` (API.md
+   * "Pretrained checkpoints"); resolves to a Model (run / generate / parameters / delete).
+   */
+  loadPretrained(options) { return loadPretrained(this.#m, options); }
+
   /** Wasm heap facts: { heapSize, allocated } in bytes (for leak checks). */
   memoryStats() { return this.#m.memoryStats(); }
+
+  // ---- bundled trained models (bindings/js/bundled.js; API.md "Bundled trained models")
+
+  /** The models shipped in the package: [{ name, task, architecture, description }] (fresh copies). */
+  get bundledModels() { return BUNDLED.map((m) => ({ ...m })); }
+
+  /**
+   * Loads a bundled model by name from the package (Node) or the same origin (browsers): a transformer Model
+   * ('encoder-decoder', 'decoder'), a GRU model ('gru-bahdanau') or a kernel-regression model; free it with delete().
+   * @example
+   *   const dates = await as.loadBundled('dates');
+   *   dates.generate('November 22, 2026').text;  // '2026-11-22'
+   */
+  loadBundled(name) { return loadBundled(this.#m, this, name); }
 }
 
 /**

@@ -154,6 +154,12 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin(std:
     }
     l->mapped_.push_back(Mapped{t, it->second.targets, {}, 0});
   }
+  if (found.empty() && !l->index_.tensors.empty()) {
+    return core::invalid_error(op, "weights",
+                               "weights: the file holds none of the tensors a " + l->cfg_.description.architecture +
+                                   " model needs (it has e.g. \"" + l->index_.tensors.front().name +
+                                   "\"): is it another model's file?");
+  }
   for (const auto& [key, e] : expected) {
     if (found.count(key) == 0) {
       return core::invalid_error(op, "weights", "weights: tensor \"" + key + "\" " + shape_str(e.shape) +

@@ -1,0 +1,74 @@
+// EMSCRIPTEN_BINDINGS for JS `as.loadPretrained(...)` (bindings/js/pretrained.js): a Hugging Face checkpoint
+// loaded in chunks. Layer: bindings; no math. CheckpointHandle.begin(config, tokenizer, header, fileSize) ->
+// null or an error descriptor; feed(offset, bytes) per chunk, in order; finishInto(modelHandle) hands the
+// model to a ModelHandle (model_handle.h). Errors name "loadPretrained".
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "convert.h"
+#include "errors.h"
+#include "model/hf_checkpoint.h"
+#include "model_handle.h"
+#include "tokenizers/hf_tokenizer.h"
+
+namespace attnscope::bindings {
+namespace {
+
+using emscripten::val;
+constexpr const char* kFn = "loadPretrained";
+
+val error(const core::Status& s) { return error_out(core::make_error(s.kind, kFn, s.argument, s.detail())); }
+
+class CheckpointHandle {
+ public:
+  // tokenizer: { json } (tokenizer.json text) | { vocab, merges } (GPT-2 files) | { vocab, lowercase } (vocab.txt)
+  val begin(std::string config, val tokenizer, val header, double file_size) {
+    core::Result<std::unique_ptr<tokenizers::HfTokenizer>> t =
+        given(tokenizer["json"]) ? tokenizers::HfTokenizer::from_json(tokenizer["json"].as<std::string>(), kFn, "tokenizer")
+        : given(tokenizer["merges"])
+            ? tokenizers::HfTokenizer::from_bpe_files(tokenizer["vocab"].as<std::string>(),
+                                                      tokenizer["merges"].as<std::string>(), kFn, "tokenizer")
+            : tokenizers::HfTokenizer::from_vocab_txt(tokenizer["vocab"].as<std::string>(),
+                                                      bool_in(tokenizer["lowercase"], true), kFn, "tokenizer");
+    if (!t.ok()) return error(t.status());
+    const std::vector<std::uint8_t> head = u8_in(header);
+    auto l = model::HfCheckpointLoader::begin(config, model::TextEncoder::checkpoint(std::move(t).value()), head,
+                                              static_cast<std::uint64_t>(file_size), model::kOpCreate);
+    if (!l.ok()) return error(l.status());
+    loader_ = std::move(l).value();
+    return val::null();
+  }
+
+  val feed(double offset, val bytes) {
+    const std::vector<std::uint8_t> chunk = u8_in(bytes);
+    auto s = loader_->feed(static_cast<std::uint64_t>(offset), chunk);
+    return s.ok() ? val::null() : error(s);
+  }
+
+  val finish_into(ModelHandle& handle) {
+    auto r = loader_->finish();
+    loader_.reset();
+    if (!r.ok()) return error(r.status());
+    handle.adopt(std::move(r).value(), kFn);
+    return val::null();
+  }
+
+ private:
+  std::unique_ptr<model::HfCheckpointLoader> loader_;
+};
+
+}  // namespace
+}  // namespace attnscope::bindings
+
+EMSCRIPTEN_BINDINGS(attnscope_pretrained) {
+  using attnscope::bindings::CheckpointHandle;
+  emscripten::class_<CheckpointHandle>("CheckpointHandle")
+      .constructor<>()
+      .function("begin", &CheckpointHandle::begin)
+      .function("feed", &CheckpointHandle::feed)
+      .function("finishInto", &CheckpointHandle::finish_into);
+}

@@ -1,0 +1,106 @@
+// `as.loadPretrained({ config, weights, tokenizer, onProgress })`: a Hugging Face GPT-2 or BERT checkpoint
+// (API.md "Pretrained checkpoints"). Layer: bindings/js. Checks JS types and unknown keys only; the C++ core
+// (src/model/hf_checkpoint.h) checks the files. The weights go to wasm in chunks — from a Blob/File read slice
+// by slice, or from a Uint8Array/ArrayBuffer already in memory — so the file never exists twice in full.
+import { fail, unwrap } from './errors.js';
+import { Model } from './model.js';
+
+const FN = 'loadPretrained';
+const CHUNK = 8 << 20;                 // bytes per feed
+const MAX_HEADER = 100 << 20;          // a safetensors header larger than this is not read
+
+function typeName(v) {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'Array';
+  if (ArrayBuffer.isView(v)) return v.constructor.name;
+  if (typeof Blob !== 'undefined' && v instanceof Blob) return v.constructor.name;
+  return typeof v;
+}
+
+const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v);
+const isBlob = (v) => typeof Blob !== 'undefined' && v instanceof Blob;
+
+function jsonText(name, v) {
+  if (typeof v === 'string') return v;
+  if (isPlainObject(v)) return JSON.stringify(v);
+  return fail('TypeError', `${FN}: ${name} must be a string or an object (the parsed JSON), got ${typeName(v)}`);
+}
+
+// tokenizer.json (text or object) | { vocab, merges } (GPT-2 files) | { vocab, lowercase } (BERT vocab.txt)
+function tokenizerArg(v) {
+  if (v === undefined || v === null) fail('TypeError', `${FN}: tokenizer is required`);
+  if (typeof v === 'string') return { json: v };
+  if (!isPlainObject(v)) fail('TypeError', `${FN}: tokenizer must be tokenizer.json (string or object), { vocab, merges } or { vocab, lowercase }, got ${typeName(v)}`);
+  if (v.model !== undefined || v.vocab === undefined) return { json: JSON.stringify(v) };
+  for (const key of Object.keys(v)) {
+    if (!['vocab', 'merges', 'lowercase'].includes(key)) fail('TypeError', `${FN}: unknown option 'tokenizer.${key}'`);
+  }
+  if (v.merges !== undefined) {
+    if (typeof v.merges !== 'string') fail('TypeError', `${FN}: tokenizer.merges must be a string (merges.txt / vocab.bpe), got ${typeName(v.merges)}`);
+    return { vocab: jsonText('tokenizer.vocab', v.vocab), merges: v.merges };
+  }
+  if (typeof v.vocab !== 'string') fail('TypeError', `${FN}: tokenizer.vocab must be a string (vocab.txt), got ${typeName(v.vocab)}`);
+  if (v.lowercase !== undefined && typeof v.lowercase !== 'boolean') {
+    fail('TypeError', `${FN}: tokenizer.lowercase must be a boolean, got ${typeName(v.lowercase)}`);
+  }
+  return { vocab: v.vocab, lowercase: v.lowercase ?? true };
+}
+
+// The weights as a reader of byte ranges.
+function weightsReader(v) {
+  if (v instanceof Uint8Array) return { size: v.byteLength, read: async (a, b) => v.subarray(a, b) };
+  if (v instanceof ArrayBuffer) {
+    const u = new Uint8Array(v);
+    return { size: u.byteLength, read: async (a, b) => u.subarray(a, b) };
+  }
+  if (isBlob(v)) return { size: v.size, read: async (a, b) => new Uint8Array(await v.slice(a, b).arrayBuffer()) };
+  if (v === undefined || v === null) fail('TypeError', `${FN}: weights is required`);
+  return fail('TypeError', `${FN}: weights must be a Uint8Array, an ArrayBuffer or a Blob/File (model.safetensors), got ${typeName(v)}`);
+}
+
+/** Loads a checkpoint (index.js: `as.loadPretrained(options)`); resolves to a Model. */
+export async function loadPretrained(module, options) {
+  if (!isPlainObject(options)) fail('TypeError', `${FN}: expected one argument object, got ${typeName(options)}`);
+  for (const key of Object.keys(options)) {
+    if (!['config', 'weights', 'tokenizer', 'onProgress'].includes(key)) fail('TypeError', `${FN}: unknown option '${key}'`);
+  }
+  const { config, weights, tokenizer, onProgress } = options;
+  if (config === undefined || config === null) fail('TypeError', `${FN}: config is required`);
+  const configText = jsonText('config', config);
+  const tok = tokenizerArg(tokenizer);
+  const reader = weightsReader(weights);
+  if (onProgress !== undefined && typeof onProgress !== 'function') {
+    fail('TypeError', `${FN}: onProgress must be a function, got ${typeName(onProgress)}`);
+  }
+  const progress = (f) => onProgress?.(Math.min(1, Math.max(0, f)));
+  // 1. the header: the 8-byte length, then the JSON header (the core checks both)
+  const { size } = reader;
+  const first = await reader.read(0, Math.min(8, size));
+  let headerEnd = first.byteLength;
+  if (first.byteLength === 8) {
+    const len = Number(new DataView(first.buffer, first.byteOffset, 8).getBigUint64(0, true));
+    headerEnd = Math.min(size, 8 + Math.min(len, MAX_HEADER));
+  }
+  const header = headerEnd > first.byteLength ? await reader.read(0, headerEnd) : first;
+  const loader = new module.CheckpointHandle();
+  try {
+    unwrap(loader.begin(configText, tok, header, size));
+    progress(0);
+    // 2. every byte, in order, chunk by chunk
+    for (let at = 0; at < size; at += CHUNK) {
+      const end = Math.min(size, at + CHUNK);
+      unwrap(loader.feed(at, await reader.read(at, end)));
+      progress(end / size);
+    }
+    const handle = new module.ModelHandle();
+    const err = loader.finishInto(handle);
+    if (err !== null) {
+      handle.delete();
+      unwrap(err);
+    }
+    progress(1);
+    return new Model(handle);
+  } finally {
+    loader.delete();
+  }
+}
