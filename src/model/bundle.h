@@ -66,7 +66,9 @@ class BundledGru {
 
   // Greedy decoding of `source` (stops at the end token or after max_new_tokens): the generated text, ids and
   // tokens (end token excluded) and the trace of every step that ran (also the one predicting the end token).
-  core::Result<GruRun> generate(std::string_view source, int max_new_tokens, Generation* out) const;
+  // `op` names the JS call in errors (generate, or run without a target).
+  core::Result<GruRun> generate(std::string_view source, int max_new_tokens, Generation* out,
+                                const char* op = kOpGenerate) const;
   // Teacher forcing: the decoder reads bos + target (T = target tokens + 1 steps).
   core::Result<GruRun> run(std::string_view source, std::string_view target) const;
 

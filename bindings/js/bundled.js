@@ -1,0 +1,233 @@
+// The bundled trained models: `as.bundledModels` and `as.loadBundled(name)` (API.md "Bundled trained models").
+// Layer: bindings/js. The files live in the package's models/<name>/ (config.json, model.safetensors), made by
+// training/ (training/README.md). Node reads them from the package folder, browsers fetch them from the same
+// origin, relative to this module — never from the network at large.
+//
+// Why the list is a constant here and not read from the files: `bundledModels` is synchronous in Node and in
+// browsers, and reading six config.json files (or an index) at createAttnScope() time would cost every user a
+// request (and an offline failure mode) for a feature they may not use. tests/js/bundled.test.js checks that
+// this list equals the models/*/config.json fields, so it cannot drift from the files.
+import { fail, unwrap } from './errors.js';
+import { Model } from './model.js';
+import { checkString, int, validate } from './validate.js';
+
+const FN = 'loadBundled';
+
+/** [{ name, task, architecture, description }]: config.json's fields of every shipped model. */
+export const BUNDLED = Object.freeze([
+  {
+    name: 'dates',
+    task: 'date rewriting to ISO YYYY-MM-DD',
+    architecture: 'encoder-decoder',
+    description: "Rewrites a date written in one of eight forms ('22 Nov 2026', 'November 22, 2026', 'Sunday, 22 November 2026', '22.11.2026', '2026/11/22', '2026年11月22日', ...) into ISO 2026-11-22. Look at the decoder's cross-attention: while it writes the year digits its queries look at the source year, while it writes the month it looks at the month name or number wherever that stands, and while it writes the day at the day digits, so the alignment moves across the source differently for every form. Self-attention in the encoder groups the characters of each field.",
+  },
+  {
+    name: 'dates-bahdanau',
+    task: 'date rewriting to ISO YYYY-MM-DD',
+    architecture: 'gru-bahdanau',
+    description: "The date-rewriting task of 'dates' with a GRU encoder-decoder and additive (Bahdanau) attention, as in d2l. Each decoder step's attention is one row over the source characters: while it writes the year it looks at the source year, then at the month name or number, then at the day, so the rows trace the alignment between the two date forms.",
+  },
+  {
+    name: 'reverse',
+    task: 'reverse a digit sequence',
+    architecture: 'decoder',
+    description: "Reverses a sequence of digits: the prompt '3 9 1 4 7>' continues with '74193'. Look at the last layer's attention: while writing the k-th output digit the model looks straight at the k-th digit from the end of the prompt, an anti-diagonal line through the prompt. Earlier layers locate the '>' separator, which tells each position how long the sequence is.",
+  },
+  {
+    name: 'english',
+    task: 'English character-level language model',
+    architecture: 'decoder',
+    description: "A small character-level language model trained on WordNet's dictionary glosses ('a tightly knit group ...'). Look for a previous-token head (a bright line just below the diagonal) in the first layer, and for induction heads in later layers: type a random string twice, e.g. 'xqzvjk xqzvjk', and in the second copy those heads look at the character that followed the same character in the first copy.",
+  },
+  {
+    name: 'chinese-poems',
+    task: 'Chinese character-level language model',
+    architecture: 'decoder',
+    description: 'A small character-level language model trained on the 300 Tang poems, whose lines have a fixed length (five or seven characters, then punctuation). Look for heads that attend to the character at the same position of the previous verse or line: parallelism is part of the form, and the model uses the fixed period to know where a verse ends.',
+  },
+  {
+    name: 'nadaraya-watson',
+    task: '1-D kernel regression',
+    architecture: 'kernel-regression',
+    description: 'Nadaraya-Watson kernel regression, the simplest attention pooling: each query x attends to the 50 training inputs with weights softmax(-((x - x_j) * w)^2 / 2) and returns the weighted mean of their y. The heatmap is a diagonal band: a query looks at training points near it. With the learned w the band is narrower than with w = 1, so the prediction follows the noisy training points more closely (less smooth).',
+  },
+].map((m) => Object.freeze(m)));
+
+const isNode = typeof process === 'object' && process.versions != null && process.versions.node != null
+  && typeof window === 'undefined';
+
+// One file of models/<name>/: Node reads it from the package folder, browsers fetch it from the same origin.
+async function readModelFile(name, file, text) {
+  const url = new URL(`../../models/${name}/${file}`, import.meta.url);
+  if (isNode) {
+    const { readFile } = await import('node:fs/promises');
+    try {
+      return await readFile(url, text ? 'utf8' : undefined);
+    } catch (e) {
+      return fail('Error', `${FN}: could not read ${url.pathname} (${e.code ?? e.message})`);
+    }
+  }
+  const response = await fetch(url);
+  if (!response.ok) fail('Error', `${FN}: could not load ${url.pathname} (HTTP ${response.status})`);
+  return text ? response.text() : new Uint8Array(await response.arrayBuffer());
+}
+
+const GENERATE_OPTIONS = { maxNewTokens: int({ min: 0, optional: true }) };
+const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v);
+const wellFormed = (s) => (typeof s.toWellFormed === 'function' ? s.toWellFormed() : s);
+
+function options(fn, opts) {
+  if (!isPlainObject(opts)) fail('TypeError', `${fn}: options must be an object`);
+  return validate(fn, GENERATE_OPTIONS, opts);
+}
+
+/**
+ * 'gru-bahdanau': d2l's GRU encoder-decoder with additive attention (src/model/gru_seq2seq.h); free it with
+ * delete(). Shapes: T decoder steps, S source tokens, L GRU layers, H hidden size, V vocabulary.
+ */
+export class GruModel {
+  #handle;
+
+  constructor(handle, info) {
+    this.#handle = handle;
+    /** { architecture: 'gru-bahdanau', vocabSize, embedSize, numHiddens, numLayers, attentionHidden, name, task }. */
+    this.config = Object.freeze({ ...handle.config(), ...info });
+  }
+
+  #live(fn) {
+    if (this.#handle === null) fail('Error', `${fn}: this model has been deleted`);
+    return this.#handle;
+  }
+
+  /**
+   * Every decoder step of one run. `input`: a string (the source, decoded greedily for at most
+   * `options.maxNewTokens` steps, default 32) or `{ source, target }` (teacher forcing: the decoder reads
+   * `<s>` + target, so the last step predicts `</s>`). Returns { sourceTokens, sourceIds, inputTokens, inputIds,
+   * tokens, ids (each step's argmax), steps, sourceLength, numLayers, hiddenSize, vocabSize,
+   * weights [T,S] (the alignment), scores [T,S], contexts [T,H], states [T,L,H], outputs [T,H], logits [T,V],
+   * encoderOutputs [S,H], encoderStates [S,L,H], encoderFinal [L,H] }.
+   */
+  run(input, opts = {}) {
+    const h = this.#live('run');
+    const { maxNewTokens = 32 } = options('run', opts);
+    let arg;
+    if (typeof input === 'string') {
+      arg = { source: wellFormed(input) };
+    } else if (isPlainObject(input)) {
+      for (const key of Object.keys(input)) {
+        if (key !== 'source' && key !== 'target') fail('TypeError', `run: unknown option '${key}'`);
+      }
+      checkString('run', 'source', input.source);
+      checkString('run', 'target', input.target);
+      arg = { source: wellFormed(input.source), target: wellFormed(input.target) };
+    } else {
+      fail('TypeError', `run: input must be a string or { source, target }, got ${input === null ? 'null' : typeof input}`);
+    }
+    return unwrap(h.run(arg, maxNewTokens));
+  }
+
+  /**
+   * Greedy decoding (argmax, ties to the smaller id) until `</s>` or `options.maxNewTokens` (default 32):
+   * { text, ids, tokens, stoppedAtEnd, sourceTokens, steps, sourceLength, alignment [steps, sourceLength] }
+   * (`alignment` has a row for every step that ran, the one predicting `</s>` included).
+   */
+  generate(input, opts = {}) {
+    const h = this.#live('generate');
+    const { maxNewTokens = 32 } = options('generate', opts);
+    checkString('generate', 'input', input);
+    return unwrap(h.generate(wellFormed(input), maxNewTokens));
+  }
+
+  delete() {
+    if (this.#handle !== null) {
+      this.#handle.delete();
+      this.#handle = null;
+    }
+  }
+}
+
+/**
+ * 'kernel-regression': Nadaraya-Watson with the fitted bandwidth w; its data is config.json's (`config.w`,
+ * `config.xTrain`, `config.yTrain`, `config.xTest`, `config.yTrue`, `config.reference`). Runs
+ * `as.kernelRegression`; holds no wasm memory (delete() only marks it deleted).
+ */
+export class KernelRegressionModel {
+  #as;
+
+  constructor(as, c) {
+    this.#as = as;
+    const f32 = (a) => Float32Array.from(a);
+    this.config = Object.freeze({
+      name: c.name, task: c.task, architecture: c.architecture, w: c.w,
+      xTrain: f32(c.xTrain), yTrain: f32(c.yTrain), xTest: f32(c.xTest), yTrue: f32(c.yTrue),
+      reference: c.reference,
+    });
+  }
+
+  #live(fn) {
+    if (this.#as === null) fail('Error', `${fn}: this model has been deleted`);
+    return this.#as;
+  }
+
+  /**
+   * `as.kernelRegression({ xTrain, yTrain, xQuery, w })` with the model's data: { weights [nQuery, nTrain], yPred }.
+   * `xQuery` defaults to `config.xTest`; `options.w` overrides the fitted w (e.g. 1 for the untrained kernel).
+   */
+  run(xQuery = this.config.xTest, { w = this.config.w } = {}) {
+    return this.#live('run').kernelRegression({ xTrain: this.config.xTrain, yTrain: this.config.yTrain, xQuery, w });
+  }
+
+  /** The predictions alone: run(xQuery, options).yPred. */
+  predict(xQuery = this.config.xTest, opts = {}) {
+    return this.run(xQuery, opts).yPred;
+  }
+
+  /** Kernel regression has no tokens to generate. */
+  generate() {
+    this.#live('generate');
+    return fail('Error', 'generate: model cannot generate: kernel regression predicts numbers (use run or predict)');
+  }
+
+  delete() {
+    this.#as = null;
+  }
+}
+
+/** `as.loadBundled(name)`: the model's files read, then built in wasm (index.js passes the module and `as`). */
+export async function loadBundled(module, as, name) {
+  if (typeof name !== 'string') {
+    fail('TypeError', `${FN}: name must be a string, got ${name === null ? 'null' : typeof name}`);
+  }
+  const entry = BUNDLED.find((m) => m.name === name);
+  if (entry === undefined) {
+    fail('RangeError', `${FN}: name (${JSON.stringify(name)}) is not a bundled model (${BUNDLED.map((m) => `'${m.name}'`).join(', ')})`);
+  }
+  const config = await readModelFile(name, 'config.json', true);
+  const info = { name, task: entry.task };
+  if (entry.architecture === 'kernel-regression') {
+    let parsed;
+    try {
+      parsed = JSON.parse(config);
+    } catch (e) {
+      return fail('Error', `${FN}: config: not valid JSON (${e.message})`);
+    }
+    return new KernelRegressionModel(as, parsed);
+  }
+  const weights = await readModelFile(name, 'model.safetensors', false);
+  if (entry.architecture === 'gru-bahdanau') {
+    const handle = new module.GruHandle();
+    const err = handle.load(config, weights);
+    if (err !== null) {
+      handle.delete();
+      unwrap(err);
+    }
+    return new GruModel(handle, info);
+  }
+  const handle = new module.ModelHandle();
+  const err = module.loadBundledInto(handle, config, weights);
+  if (err !== null) {
+    handle.delete();
+    unwrap(err);
+  }
+  return new Model(handle, info);
+}
