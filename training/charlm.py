@@ -1,0 +1,106 @@
+"""Character-level GPT-like language models (train_english_lm.py, train_chinese_poems.py): a decoder-only
+attnscope Transformer (pre-norm, gelu, learned positions, final norm, tied head) trained on random windows of
+a corpus, plus the measurements both scripts use.
+
+Sequence convention (as attnscope's decoder-only generation): the prompt's characters, no <s>; the model
+continues them. Held-out loss = mean cross-entropy in nats per character of predicting each character of a
+held-out text from the ones before it (the first character is not predicted).
+"""
+import random
+
+import torch
+import torch.nn.functional as F
+
+import common as C
+
+
+def build(vocab_size, d_model, num_heads, num_layers, context, dropout=0.0):
+    return C.Transformer(vocab_size, "decoder", d_model=d_model, num_heads=num_heads, num_layers=num_layers,
+                         d_ff=4 * d_model, norm_first=True, activation="gelu", positional="learned",
+                         max_positions=context, embedding_scale=1.0, final_norm=True, tied_head=True,
+                         dropout=dropout)
+
+
+def train(model, ids, context, batch_size, steps, peak_lr, seed):
+    """ids: LongTensor of the whole training corpus; random windows of context + 1 characters. Returns C.train's
+    timing."""
+    rng = torch.Generator().manual_seed(seed)
+
+    def loss_fn(_):
+        starts = torch.randint(0, len(ids) - context - 1, (batch_size,), generator=rng)
+        win = torch.stack([ids[s:s + context + 1] for s in starts.tolist()])
+        logits = model.decode(win[:, :-1])
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), win[:, 1:].reshape(-1))
+
+    return C.train(model, steps, peak_lr, 100, loss_fn, betas=(0.9, 0.95), log_every=100)
+
+
+@torch.no_grad()
+def text_loss(model, tok, texts):
+    """Mean nats per predicted character over the texts (each run alone, truncated to maxPositions)."""
+    model.eval()
+    total, count = 0.0, 0
+    for t in texts:
+        ids = tok.encode(t)[:model.max_positions]
+        if len(ids) < 2:
+            continue
+        logits = model.decode(torch.tensor([ids]))[0]
+        total += float(F.cross_entropy(logits[:-1], torch.tensor(ids[1:]), reduction="sum"))
+        count += len(ids) - 1
+    return total / count
+
+
+@torch.no_grad()
+def head_scores(model, tok, texts, score):
+    """score(text, ids, weights [H, n, n]) -> [H] tensor; averaged over texts per layer -> [L][H] floats."""
+    L, H = len(model.decoder), model.h
+    acc = torch.zeros(L, H)
+    for t in texts:
+        ids = tok.encode(t)[:model.max_positions]
+        _, tr = C.traced(model, ids)
+        for layer in range(L):
+            acc[layer] += score(t, ids, tr["decoder"][layer])
+    return (acc / len(texts)).tolist()
+
+
+def previous_token(_text, ids, w):
+    """Mean weight each query i >= 1 puts on key i - 1."""
+    n = len(ids)
+    return torch.stack([w[:, i, i - 1] for i in range(1, n)], 1).mean(1)
+
+
+def induction_sequences(alphabet, count, length, seed):
+    """Random strings r of `length` characters repeated twice (r + r)."""
+    rng = random.Random(seed)
+    return ["".join(rng.choice(alphabet) for _ in range(length)) * 2 for _ in range(count)]
+
+
+def induction(text, ids, w):
+    """On r + r: mean weight from each second-copy position i (token r[k], k = i - len(r)) to position k + 1,
+    the token after the earlier occurrence of the current token."""
+    half = len(ids) // 2
+    return torch.stack([w[:, i, i - half + 1] for i in range(half, len(ids) - 1)], 1).mean(1)
+
+
+def write_reference(model, tok, out, name, prompts, max_new=40):
+    cases = []
+    for k, prompt in enumerate(prompts):
+        ids = tok.encode(prompt)
+        new = C.greedy(model, prompt_ids=ids, max_new=max_new)
+        case = {"input": prompt, "inputIds": ids, "output": tok.decode(new), "outputIds": new,
+                "maxNewTokens": max_new}
+        if k == 0:
+            logits, tr = C.traced(model, ids)
+            case["teacherForced"] = {"ids": ids, "selfAttention": [C.flat(w) for w in tr["decoder"]],
+                                     "lastLogits": C.flat(logits[-1])}
+        cases.append(case)
+    C.write_json(out + "/reference.json", {
+        "model": name, "torch": torch.__version__,
+        "note": "greedy: the prompt's characters (no <s>), argmax (ties to the smaller id), maxNewTokens new "
+                "tokens or </s>; weights computed with the F16-rounded weights as shipped; attention flat per "
+                "layer [H, n, n] over the prompt, lastLogits = logits of the prompt's last position",
+        "cases": cases})
+
+
+def per_head(scores, key):
+    return [{"layer": l, "head": h, key: round(v, 4)} for l, row in enumerate(scores) for h, v in enumerate(row)]
