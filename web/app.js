@@ -15,13 +15,16 @@ import { exampleInputs, exampleResults } from './views/example.js';
 import { modelView, aggregateView } from './views/modelview.js';
 import { additiveView } from './views/additive.js';
 import { regressionView } from './views/regression.js';
+import { checkpointBox } from './views/picker.js';
+import { predictionsView } from './views/predictions.js';
 import {
   meanOverHeads, maxOverHeads, rollout, headEntropy, headDistance, filterLinks,
 } from './aggregates.js';
 
 const $ = (id) => document.getElementById(id);
 const state = parse(location.hash);
-const info = { simd: null, version: null, model: null, ready: false };
+const info = { simd: null, version: null, model: null, ready: false, pretrained: false, bundled: [], checkpoint: null };
+if (state.model === 'checkpoint') state.model = 'random'; // the user's files are not in a link
 const timing = { compute: null, render: null, total: null };
 let trace = null;
 let traceState = null;
@@ -55,9 +58,16 @@ function request() {
 worker.addEventListener('message', (e) => {
   const msg = e.data;
   if (msg.type === 'ready') {
-    Object.assign(info, { simd: msg.simd, version: msg.version, model: msg.model, ready: true });
+    Object.assign(info, {
+      simd: msg.simd, version: msg.version, model: msg.model, ready: true, pretrained: !!msg.pretrained, bundled: msg.bundled ?? [],
+    });
     document.documentElement.dataset.simd = String(msg.simd);
+    fillPicker();
     showStatus();
+    return;
+  }
+  if (msg.type === 'progress' || msg.kind) {
+    onSideMessage(msg);
     return;
   }
   const req = inflight;
@@ -178,12 +188,90 @@ function renderFamily(kind) {
   el.classList.toggle('stale', !!f.error);
 }
 
+// ---- the model picker: bundled models and the user's checkpoint (feature-detected), generation.
+// Loading and generating go to the compute worker as their own requests; the current model stays on
+// screen until a new one has loaded, and a failed load leaves it there with the error in the picker.
+
+let picking = false; // "your own checkpoint…" chosen, no checkpoint loaded yet
+const side = { id: 0, load: null, generating: false };
+const box = checkpointBox({ onFiles: loadCheckpoint });
+$('checkpoint-box').append(box.el);
+
+function modelName(name) {
+  if (name === 'checkpoint') return info.checkpoint ? `checkpoint ${info.checkpoint.label}` : 'your checkpoint';
+  return name;
+}
+
+/** The picker's options as the module offers them: trained models and checkpoints only when present. */
+function fillPicker() {
+  const group = $('model-bundled');
+  const drawable = new Set(['encoder', 'decoder', 'encoder-decoder']); // transformer traces the views draw
+  group.replaceChildren(...info.bundled.map((m) => h('option', {
+    value: m.name, disabled: !drawable.has(m.architecture),
+    text: `${m.name}${m.task ? ` — ${m.task}` : ''}${drawable.has(m.architecture) ? '' : ' (not drawn here yet)'}`,
+  })));
+  group.hidden = !info.bundled.length;
+  $('model-own').hidden = !info.pretrained;
+  const known = state.model === 'random' || (state.model === 'checkpoint' && info.checkpoint) || info.bundled.some((m) => m.name === state.model);
+  if (!known) change('model', 'random', 0);
+  $('model').value = picking ? 'checkpoint' : state.model;
+  syncVisibility();
+}
+
+function loadCheckpoint(files) {
+  side.load = ++side.id;
+  const names = [files.config, files.weights, files.tokenizer instanceof Blob ? files.tokenizer : files.tokenizer.vocab].map((f) => f.name);
+  box.message(`Loading ${names.join(', ')}…`);
+  box.progress(0);
+  document.documentElement.dataset.loading = '1';
+  worker.postMessage({ id: side.load, kind: 'load', files });
+}
+
+function generate() {
+  side.generating = true;
+  worker.postMessage({ id: ++side.id, kind: 'generate', state: { ...state }, maxNewTokens: 8 });
+  renderAll();
+}
+
+function onSideMessage(msg) {
+  if (msg.type === 'progress') {
+    if (msg.id === side.load) box.progress(msg.fraction);
+    return;
+  }
+  if (msg.kind === 'load') {
+    if (msg.id !== side.load) return;
+    delete document.documentElement.dataset.loading;
+    box.progress(null);
+    if (!msg.ok) {
+      box.message(`${msg.error.message} — ${info.checkpoint || state.model !== 'checkpoint' ? 'the previous model stays' : 'nothing was loaded'}.`, true);
+      return;
+    }
+    const c = msg.config;
+    info.checkpoint = { config: c, label: `${c.architecture ?? ''} · ${c.numLayers} layers × ${c.numHeads} heads · d ${c.dModel}` };
+    box.message(`Loaded in ${(msg.ms / 1000).toFixed(1)} s: ${info.checkpoint.label}.`);
+    picking = false;
+    Object.assign(state, { model: 'checkpoint', heads: 'all', layer: 0, token: 0 }); // a newer checkpoint replaces the last
+    saveHash();
+    syncControls();
+    schedule(0);
+  } else if (msg.kind === 'generate') {
+    side.generating = false;
+    if (!msg.ok) showError(msg.error.message);
+    else if (msg.generated.text) {
+      $('text').value = state.text + msg.generated.text;
+      change('text', $('text').value, 0);
+    }
+    renderAll();
+  }
+}
+
 // ---- status, errors
 
 function showStatus() {
   const parts = [];
   if (!info.ready) parts.push('loading the module…');
   else parts.push(`${info.simd ? 'SIMD128' : 'scalar'} wasm · v${info.version}`);
+  if (traceState?.mode === 'text' && traceState.model !== 'random') parts.push(modelName(traceState.model));
   if (timing.compute != null) {
     parts.push(`computed in ${timing.compute.toFixed(1)} ms, drawn in ${timing.render.toFixed(1)} ms`);
   }
@@ -237,16 +325,23 @@ function renderAll(done) {
   const heads = selectedHeads(s, H);
   const stages = [() => {
     if (!ex) {
-      const text = traceState.arch === 'encoder-decoder' ? traceState.target : traceState.text;
+      const texts = trace.texts;
+      const text = texts.target ?? texts.text;
       const parts = [tokensView({ text, tokens: trace.tokens, ids: trace.ids, offsets: trace.offsets, selected: s.token, onSelect: select })];
       if (trace.source) {
         parts.unshift(h('p', { class: 'sub', text: 'Source tokens' }),
-          tokensView({ text: traceState.source, tokens: trace.source.tokens, ids: trace.source.ids, offsets: trace.source.offsets }),
+          tokensView({ text: texts.source, tokens: trace.source.tokens, ids: trace.source.ids, offsets: trace.source.offsets }),
           h('p', { class: 'sub', text: 'Target tokens' }));
       }
       const pad = trace.nReal != null && trace.nReal !== n ? ` (${trace.nReal} + ${n - trace.nReal} <pad>)` : '';
       parts.push(h('p', { class: 'note', text: `${n} tokens${pad} · dModel ${trace.dModel} · ${trace.numHeads} head${trace.numHeads > 1 ? 's' : ''} of ${trace.headDim} dims · ${trace.layers.length} layer${trace.layers.length > 1 ? 's' : ''}` }));
       replace($('tokens'), parts);
+      // a loaded model's predictions (the seeded random model's next-token guesses mean nothing)
+      if (traceState.model === 'random') $('predictions').replaceChildren();
+      else replace($('predictions'), predictionsView({
+        trace, canGenerate: traceState.model !== 'random' && trace.config?.architecture !== 'encoder-decoder' && !!trace.next?.tokens?.length,
+        generating: side.generating, onGenerate: generate,
+      }));
       replace($('positional-view'), positionalView({ trace, state: traceState, width: width['positional-view'], selected: s.token, onSelect: select }));
     } else {
       replace($('example-results'), exampleResults({ trace }));
@@ -381,6 +476,7 @@ const FAMILY_IDS = { adNq: 'additive', adNk: 'additive', adHidden: 'additive', a
 function syncControls() {
   for (const r of document.querySelectorAll('input[name=mode]')) r.checked = r.value === state.mode;
   for (const id of SELECT_IDS) $(id).value = state[id];
+  $('model').value = picking ? 'checkpoint' : state.model;
   for (const id of NUMBER_IDS) $(id).value = String(state[id]);
   for (const id of [...VIEW_IDS, ...Object.keys(FAMILY_IDS), 'krW']) $(id).value = String(state[id]);
   $('krW-out').textContent = state.krW.toFixed(1);
@@ -399,8 +495,13 @@ function syncVisibility() {
   for (const el of document.querySelectorAll('[data-when]')) el.hidden = (el.dataset.when === 'example') !== ex;
   for (const el of document.querySelectorAll('[data-when-attn]')) el.hidden = state.attention !== el.dataset.whenAttn;
   for (const el of document.querySelectorAll('[data-when-pe]')) el.hidden = state.positional !== el.dataset.whenPe;
-  $('single-input').hidden = state.arch === 'encoder-decoder';
-  $('pair-input').hidden = state.arch !== 'encoder-decoder';
+  for (const el of document.querySelectorAll('[data-when-model]')) if (state.model !== el.dataset.whenModel) el.hidden = true;
+  $('checkpoint-box').hidden = ex || !(state.model === 'checkpoint' || picking);
+  const about = info.bundled.find((m) => m.name === state.model);
+  $('model-about').hidden = ex || !about;
+  $('model-about').textContent = about ? `${about.task ? `${about.task}. ` : ''}${about.description ?? ''}` : '';
+  $('single-input').hidden = state.arch === 'encoder-decoder' && state.model === 'random';
+  $('pair-input').hidden = state.arch !== 'encoder-decoder' || state.model !== 'random';
   $('padTo').disabled = !state.padding;
   if (ex) {
     const box = $('example-inputs');
@@ -425,7 +526,7 @@ function saveHash() {
 function change(key, value, delay = 120) {
   if (state[key] === value) return;
   state[key] = value;
-  if (key === 'mode' || key === 'numHeads' || key === 'attention') {
+  if (key === 'mode' || key === 'numHeads' || key === 'attention' || key === 'model') {
     state.heads = 'all';
     state.layer = 0;
   }
@@ -470,6 +571,12 @@ function wire() {
     $('krW-out').textContent = state.krW.toFixed(1);
     saveHash();
     familyRequest('regression');
+  });
+  $('model').addEventListener('change', () => {
+    const v = $('model').value;
+    picking = v === 'checkpoint' && !info.checkpoint; // choose files first; the current model stays meanwhile
+    if (!picking) change('model', v, 0);
+    else syncVisibility();
   });
   $('normFirst').addEventListener('change', () => change('normFirst', $('normFirst').checked, 0));
   $('padding').addEventListener('change', () => change('padding', $('padding').checked, 0));

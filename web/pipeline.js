@@ -5,6 +5,9 @@
 // the positional view plots (`positionalTable`), and padding decided by the core (`padMultiple: 8` or
 // `padTo`). The model is cached while only the text or the options change. Worked example: a one-layer
 // 'simple' model over the six (editable) 3-d embeddings, so the same views draw the core's trace.
+// Loaded models (state.model): a bundled one by name (`as.loadBundled`) or the user's own checkpoint
+// (`as.loadPretrained` on the files they chose — read here, in the browser, never sent anywhere); both
+// are feature-detected, since older builds of the module have neither.
 import { exampleEmbeddings, EXAMPLE_TOKENS } from './state.js';
 
 export const MAX_TOKENS = 512;
@@ -21,6 +24,8 @@ export class Pipeline {
     this.model = null;
     this.modelKey = '';
     this.bpeFiles = null;
+    this.checkpoint = null; // the user's checkpoint, kept until a newer one loads
+    this.bundled = new Map(); // name -> Promise<Model>
   }
 
   /** GPT-2's encoder.json and vocab.bpe, fetched once, the first time BPE is chosen. */
@@ -36,7 +41,57 @@ export class Pipeline {
 
   /** The trace for state `s`: what the views draw, nothing more. */
   async run(s) {
-    return s.mode === 'example' ? this.example(s) : this.modelRun(s);
+    if (s.mode === 'example') return this.example(s);
+    if (s.model === 'random') return this.randomRun(s);
+    return this.loadedRun(s, await this.loaded(s.model));
+  }
+
+  /** The user's checkpoint ('checkpoint') or a bundled model (by name), each loaded once. */
+  async loaded(name) {
+    if (name === 'checkpoint') {
+      if (!this.checkpoint) throw new Error('no checkpoint is loaded: choose its config.json, model.safetensors and tokenizer.json');
+      return this.checkpoint;
+    }
+    if (typeof this.as.loadBundled !== 'function') throw new Error(`this build of attnscope has no bundled models, so '${name}' cannot be loaded`);
+    if (!this.bundled.has(name)) {
+      const p = this.as.loadBundled(name);
+      this.bundled.set(name, p);
+      p.catch(() => this.bundled.delete(name)); // a failed load is tried again next time
+    }
+    return this.bundled.get(name);
+  }
+
+  /**
+   * Loads the user's checkpoint files (File objects: config, weights, and tokenizer — tokenizer.json, or
+   * { vocab, merges } / { vocab, tokenizerConfig } for the older vocabulary files). The previous checkpoint
+   * stays until this one has loaded; an error names the file it is about. Returns the model's config.
+   */
+  async loadCheckpoint(files, onProgress) {
+    if (typeof this.as.loadPretrained !== 'function') throw new Error('this build of attnscope cannot load checkpoints (no as.loadPretrained)');
+    const config = await readText(files.config);
+    const t = files.tokenizer;
+    let tokenizer;
+    if (t instanceof Blob) tokenizer = await readText(t);
+    else if (t.merges) tokenizer = { vocab: await readText(t.vocab), merges: await readText(t.merges) };
+    else tokenizer = { vocab: await readText(t.vocab), lowercase: await lowercaseOf(t.tokenizerConfig) };
+    let model;
+    try {
+      model = await this.as.loadPretrained({ config, weights: files.weights, tokenizer, onProgress });
+    } catch (err) {
+      const message = String(err?.message ?? err);
+      const e = new Error(`${blame(message, files)}: ${message.replace(/^loadPretrained: /, '')}`);
+      e.name = err?.name ?? 'Error';
+      throw e;
+    }
+    this.checkpoint?.delete();
+    this.checkpoint = model;
+    return { ...model.config };
+  }
+
+  /** Greedy continuation of the text (causal LMs) with the current model: { text, tokens, ids, stoppedAtEnd }. */
+  async generate(s, maxNewTokens) {
+    const model = s.model === 'random' ? await this.randomModel(s) : await this.loaded(s.model);
+    return model.generate(s.text, { maxNewTokens });
   }
 
   /** The model for `config`, rebuilt only when its key changes. */
@@ -64,7 +119,8 @@ export class Pipeline {
     return trace;
   }
 
-  async modelRun(s) {
+  /** The seeded random model the controls describe (cached while they do not change). */
+  async randomModel(s) {
     const config = {
       architecture: s.arch,
       dModel: s.dModel,
@@ -80,19 +136,71 @@ export class Pipeline {
     };
     const key = JSON.stringify({ ...config, tokenizer: s.tokenizer });
     const tokenizer = s.tokenizer === 'bpe' ? { kind: 'bpe', ...(await this.bpeData()) } : s.tokenizer;
-    const model = this.cached(key, () => this.as.createModel({ ...config, tokenizer }));
-    const input = s.arch === 'encoder-decoder' ? { source: s.source, target: s.target } : s.text;
-    // the shown layer in full; the source side's layers are drawn as weights only
-    const options = { trace: 'weights', full: [Math.min(s.layer, s.numLayers - 1)] };
-    if (s.positional === 'sinusoidal') options.positionalTable = s.pePositions;
-    if (s.padding) {
-      if (s.padTo) options.padTo = s.padTo;
-      else options.padMultiple = 8; // next multiple of 8 above the token count (the longer side)
-    }
-    const trace = model.run(input, options);
-    trace.eps = model.config.eps;
-    trace.normFirst = model.config.normFirst;
-    if (trace.n > MAX_TOKENS) throw new RangeError(`the input has ${trace.n} tokens; the page shows at most ${MAX_TOKENS}`);
+    return this.cached(key, () => this.as.createModel({ ...config, tokenizer }));
+  }
+
+  async randomRun(s) {
+    const model = await this.randomModel(s);
+    const texts = s.arch === 'encoder-decoder' ? { source: s.source, target: s.target } : { text: s.text };
+    const pad = !s.padding ? {} : s.padTo ? { padTo: s.padTo } : { padMultiple: 8 }; // 8: next multiple above n
+    return this.traced(model, s, texts, pad);
+  }
+
+  /** A loaded model: the text is the input; an encoder–decoder reads it as the source and writes the target. */
+  async loadedRun(s, model) {
+    if (model.config.architecture !== 'encoder-decoder') return this.traced(model, s, { text: s.text }, {});
+    const out = model.generate(s.text, { maxNewTokens: 64 });
+    const trace = this.traced(model, s, { source: s.text, target: out.text }, {});
+    trace.generated = out;
     return trace;
   }
+
+  /**
+   * One run asking for what is on screen: every layer's weights, the shown layer in full (the source side's
+   * layers as weights only), the PE rows the positional view plots.
+   */
+  traced(model, s, texts, pad) {
+    const c = model.config;
+    const layers = c.architecture === 'encoder-decoder' ? c.numDecoderLayers : c.numLayers;
+    const options = { trace: 'weights', full: [Math.max(0, Math.min(s.layer, layers - 1))], ...pad };
+    if (c.positional === 'sinusoidal') options.positionalTable = s.pePositions;
+    const trace = model.run(texts.text ?? { source: texts.source, target: texts.target }, options);
+    if (trace.n > MAX_TOKENS) throw new RangeError(`the input has ${trace.n} tokens; the page shows at most ${MAX_TOKENS}`);
+    trace.eps = c.eps;
+    trace.normFirst = c.normFirst;
+    trace.config = { ...c };
+    trace.texts = texts;
+    return trace;
+  }
+}
+
+/** A chosen file's text; an error names the file. */
+async function readText(file) {
+  try {
+    return await file.text();
+  } catch (err) {
+    throw new Error(`${file.name}: could not be read (${err?.message ?? err})`);
+  }
+}
+
+/** BERT's vocab.txt form: lowercase as tokenizer_config.json says (do_lower_case), else as BertTokenizer (true). */
+async function lowercaseOf(file) {
+  if (!file) return true;
+  const text = await readText(file);
+  try {
+    return JSON.parse(text).do_lower_case !== false;
+  } catch (err) {
+    throw new Error(`${file.name}: not valid JSON (${err.message})`);
+  }
+}
+
+/** The name(s) of the file an error of loadPretrained is about, from the argument its message names. */
+function blame(message, files) {
+  const t = files.tokenizer;
+  const tokNames = t instanceof Blob ? t.name : [t.vocab, t.merges, t.tokenizerConfig].filter(Boolean).map((f) => f.name).join(' + ');
+  const m = /^loadPretrained: (config|weights|tokenizer)\b/.exec(message);
+  if (m?.[1] === 'config') return files.config.name;
+  if (m?.[1] === 'weights' || /safetensors|tensor/.test(message)) return files.weights.name;
+  if (m?.[1] === 'tokenizer') return tokNames;
+  return [files.config.name, files.weights.name, tokNames].join(', ');
 }

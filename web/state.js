@@ -10,6 +10,7 @@ export const EXAMPLE_EMBEDDINGS = [
 
 export const DEFAULTS = Object.freeze({
   mode: 'text', // 'text' | 'example'
+  model: 'random', // 'random' (seeded, configured below) | a bundled model's name | 'checkpoint' (the user's files)
   text: 'The animal didn\'t cross the street because it was too tired.',
   source: 'The cat sat on the mat.',
   target: 'Le chat était assis sur le tapis.',
@@ -56,13 +57,13 @@ const ENUMS = {
 };
 const INTS = {
   dModel: [1, 1024], numHeads: [1, 64], numLayers: [1, 12], dFF: [1, 4096], pePositions: [1, 1024],
-  seed: [0, 2 ** 31 - 1], padTo: [0, 1024], layer: [0, 11], token: [0, 4095],
+  seed: [0, 2 ** 31 - 1], padTo: [0, 1024], layer: [0, 47], token: [0, 4095],
   topk: [0, 4096], adNq: [1, 8], adNk: [1, 8], adHidden: [1, 8], adValid: [0, 8], adQ: [0, 7], adSeed: [0, 2 ** 31 - 1],
   krSeed: [0, 2 ** 31 - 1],
 };
 const NUMS = { base: [1e-6, 1e12], thr: [0, 1], krW: [0.1, 25] };
 const BOOLS = ['normFirst', 'padding'];
-const STRINGS = ['text', 'source', 'target', 'heads', 'ex'];
+const STRINGS = ['text', 'source', 'target', 'heads', 'ex', 'model']; // model: checked against the module's list
 
 /** A fresh state from a URL hash (missing or invalid values take the default). */
 export function parse(hash) {

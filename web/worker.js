@@ -1,6 +1,8 @@
 // The compute worker (layer: web): owns the attnscope instance so typing never waits for the model.
-// Messages in: { id, state }. Out: { type: 'ready', simd, version } once, then per run
-// { id, ok: true, trace, ms } or { id, ok: false, error: { name, message } }.
+// Messages in: { id, state } (a run), { id, kind: 'load', files } (the user's checkpoint: File objects, read
+// here and never sent anywhere), { id, kind: 'generate', state, maxNewTokens }. Out: { type: 'ready', simd,
+// version, model, pretrained, bundled } once; { type: 'progress', id, fraction } while a checkpoint loads; per
+// request { id, kind?, ok: true, trace | config | generated, ms } or { id, kind?, ok: false, error: { name, message } }.
 import { createAttnScope } from '../bindings/js/index.js';
 import { Pipeline } from './pipeline.js';
 
@@ -9,7 +11,16 @@ let ready = null;
 function load() {
   if (!ready) {
     ready = createAttnScope().then((as) => {
-      self.postMessage({ type: 'ready', simd: as.simd, version: as.version, model: typeof as.createModel === 'function' });
+      self.postMessage({
+        type: 'ready',
+        simd: as.simd,
+        version: as.version,
+        model: typeof as.createModel === 'function',
+        pretrained: typeof as.loadPretrained === 'function', // features of newer builds, detected
+        bundled: Array.isArray(as.bundledModels) && typeof as.loadBundled === 'function'
+          ? as.bundledModels.map(({ name, task, architecture, description }) => ({ name, task, architecture, description }))
+          : [],
+      });
       return new Pipeline(as);
     });
     // a failed load (dist/ being rebuilt) is retried on the next run
@@ -28,10 +39,21 @@ function buffers(obj, out = new Set()) {
 }
 
 self.onmessage = async (e) => {
-  const { id, state } = e.data;
+  const { id, state, kind } = e.data;
   try {
     const pipeline = await load();
     const t0 = performance.now();
+    if (kind === 'load') {
+      const onProgress = (fraction) => self.postMessage({ type: 'progress', id, fraction });
+      const config = await pipeline.loadCheckpoint(e.data.files, onProgress);
+      self.postMessage({ id, kind, ok: true, config, ms: performance.now() - t0 });
+      return;
+    }
+    if (kind === 'generate') {
+      const generated = await pipeline.generate(state, e.data.maxNewTokens);
+      self.postMessage({ id, kind, ok: true, generated, ms: performance.now() - t0 });
+      return;
+    }
     const trace = await pipeline.run(state);
     const ms = performance.now() - t0;
     const msg = { id, ok: true, trace, ms };
@@ -43,7 +65,7 @@ self.onmessage = async (e) => {
       self.postMessage(msg);
     }
   } catch (err) {
-    self.postMessage({ id, ok: false, error: { name: err?.name ?? 'Error', message: String(err?.message ?? err) } });
+    self.postMessage({ id, kind, ok: false, error: { name: err?.name ?? 'Error', message: String(err?.message ?? err) } });
   }
 };
 load();

@@ -9,7 +9,9 @@ export function embeddingsView({ trace, width, selected, onSelect }) {
   return h('div', { class: 'view-body' },
     h('p', { class: 'note', text: `${n} tokens × dModel ${dModel}. ${trace.example
       ? 'The worked example\'s hand-set 3-d vectors.'
-      : 'Seeded random vectors (same seed, same numbers); each token id has one row of the table.'}` }),
+      : trace.config && trace.config.seed == null
+        ? 'The trained model\'s rows of its embedding table, one per token id.'
+        : 'Seeded random vectors (same seed, same numbers); each token id has one row of the table.'}` }),
     heatmap({
       values: trace.embeddings, rows: n, cols: dModel, map: colors.signed,
       rowLabels: trace.tokens, colLabels: dModel <= 64 ? [...Array(dModel).keys()].map(String) : null,

@@ -37,14 +37,16 @@ function curves(pe, positions, d, dims, width) {
 /** positionalView({ trace, state, width, selected, onSelect }) → HTMLElement */
 export function positionalView({ trace, state, width, selected, onSelect }) {
   const { n, dModel: d } = trace;
+  const kind = trace.config?.positional ?? state.positional; // the model's own (a loaded model ignores the controls)
+  const base = trace.config?.positionalBase ?? state.base;
   const body = h('div', { class: 'view-body' });
-  if (state.positional === 'none') {
+  if (kind === 'none') {
     body.append(h('p', { class: 'note', text: 'Positional encoding is off: X = E, and attention cannot tell word order apart.' }));
-  } else if (state.positional === 'learned') {
-    body.append(h('p', { class: 'note', text: 'Learned positions: one trainable (here seeded random) row per position, for the first n positions.' }));
+  } else if (kind === 'learned') {
+    body.append(h('p', { class: 'note', text: `Learned positions: one trainable (${trace.config?.seed != null ? 'here seeded random' : 'trained'}) row per position, for the first n positions.` }));
   } else if (trace.positionalTable) {
     const P = trace.positionalRows;
-    body.append(h('p', { class: 'note', text: `PE[p, 2i] = sin(p / ${state.base}^(2i/${d})), PE[p, 2i+1] = cos(…): ${P} positions × ${d} dims.` }));
+    body.append(h('p', { class: 'note', text: `PE[p, 2i] = sin(p / ${base}^(2i/${d})), PE[p, 2i+1] = cos(…): ${P} positions × ${d} dims.` }));
     const dims = [0, 1, 2, 3, Math.min(d - 2, 6), Math.min(d - 1, 7)].filter((c, i, a) => c >= 0 && c < d && a.indexOf(c) === i);
     body.append(h('div', { class: 'row-2' },
       heatmap({

@@ -1,0 +1,170 @@
+// Real-browser tests of the page's model picker (issues 11, 12): the user's own Hugging Face checkpoint
+// chosen as files (tests/fixtures/hf: tiny GPT-2 / BERT checkpoints with PyTorch reference outputs in
+// expected.json), a broken file that leaves the previous model in place with a message naming the file,
+// GPT-2's next-token top-k and "generate", BERT's [MASK] predictions, and the bundled trained models.
+// Harness: tests/browser/harness.js. Numbers on screen are compared with the fixtures' PyTorch outputs.
+// Run: node --test --test-concurrency=1 tests/browser/
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import {
+  useBrowser, settled, clean, errorText, shots, root,
+} from './harness.js';
+import { makeGpt2TokenizerJson } from '../fixtures/hf/make_gpt2_tokenizer_json.mjs';
+
+const open = useBrowser();
+const HF = path.join(root, 'tests', 'fixtures', 'hf');
+const expected = (c) => JSON.parse(readFileSync(path.join(HF, c, 'expected.json'), 'utf8'));
+const file = (c, name, as = name) => ({ name: as, mimeType: 'application/octet-stream', buffer: readFileSync(path.join(HF, c, name)) });
+
+/** Chooses `files` in the checkpoint picker and waits until the load has ended (loaded or refused). */
+async function choose(page, files) {
+  if (await page.inputValue('#model') !== 'checkpoint') await page.selectOption('#model', 'checkpoint');
+  await page.locator('#ckpt-files').setInputFiles(files);
+  await page.waitForFunction(() => !document.documentElement.dataset.loading && document.getElementById('ckpt-msg').textContent !== ''
+    && !/^Loading/.test(document.getElementById('ckpt-msg').textContent), null, { timeout: 60000 });
+}
+
+/** Waits until the page shows a trace of the checkpoint (a run after the load). */
+const checkpointShown = (page) => page.waitForFunction(() => window.__attnscope.traceState?.model === 'checkpoint'
+  && !document.documentElement.dataset.busy, null, { timeout: 30000 });
+
+/** The module must have loaded; a build without as.loadPretrained skips (it is feature-detected). */
+async function skipWithoutCheckpoints(t, page) {
+  assert.equal(await page.evaluate(() => window.__attnscope.info.ready), true, `the module loaded (${await page.evaluate(() => window.__attnscope.error)})`);
+  const ok = await page.evaluate(() => window.__attnscope.info.pretrained);
+  if (!ok) t.skip('this build of the module has no as.loadPretrained');
+  return ok;
+}
+
+test('models: a BERT checkpoint from chosen files shows every head and the [MASK] predictions; a broken file leaves it', async (t) => {
+  const exp = expected('bert-mlm-f16');
+  const ref = exp.texts[0];
+  const { page, rec } = await open(`#text=${encodeURIComponent(ref.text)}`);
+  if (!await skipWithoutCheckpoints(t, page)) return page.close();
+  assert.equal(await page.isVisible('#ckpt-files'), false, 'the file picker shows only when asked for');
+  await choose(page, ['config.json', 'model.safetensors', 'tokenizer.json'].map((f) => file('bert-mlm-f16', f)));
+  await checkpointShown(page);
+  assert.match(await page.textContent('#ckpt-msg'), /^Loaded in [\d.]+ s: bert · 2 layers × 2 heads · d 8\.$/);
+  const tr = await page.evaluate(() => {
+    const x = window.__attnscope.trace;
+    return { tokens: x.tokens, n: x.n, weights: x.layers.map((ly) => Array.from(ly.attention.weights)), full: x.layers.map((ly) => ly.full) };
+  });
+  assert.deepEqual(tr.tokens, ref.tokens, 'the checkpoint tokenizer\'s tokens');
+  assert.deepEqual(tr.full, [true, false]);
+  tr.weights.forEach((w, l) => {
+    assert.equal(w.length, ref.attentions[l].length);
+    const err = Math.max(...w.map((v, c) => Math.abs(v - ref.attentions[l][c])));
+    assert.ok(err <= exp.tolerance.attentions.atol, `layer ${l} attention weights within ${exp.tolerance.attentions.atol} of PyTorch (max ${err})`);
+  });
+  // every layer × head reachable: two layer tabs, two head chips, 2 × 2 model-view tiles
+  assert.equal(await page.locator('#attention-view .tab').count(), 2);
+  assert.equal(await page.locator('canvas[data-kind="attention"]').count(), 2);
+  // the [MASK] predictions, as PyTorch's MLM head gives them
+  const m = ref.mlm[0];
+  const shown = await page.locator(`#predictions [data-name="mask-${m.position}"] li`).evaluateAll((lis) => lis.map((li) => ({
+    id: Number(li.dataset.id), p: Number(li.dataset.prob), tok: li.querySelector('.topk-tok').textContent,
+  })));
+  assert.deepEqual(shown.map((x) => x.id), m.ids);
+  assert.deepEqual(shown.map((x) => x.tok), m.tokens);
+  shown.forEach((x, k) => assert.ok(Math.abs(x.p - m.probs[k]) <= 1e-6 + 2e-3 * m.probs[k], `prob ${k}`));
+  assert.equal(await page.locator('#generate').count(), 0, 'BERT cannot generate: no button');
+  await page.locator('#panel-input').screenshot({ path: path.join(shots, 'desktop-checkpoint-bert.png') });
+
+  // a truncated model.safetensors: the message names the file and the problem, the loaded model stays
+  const runs = await page.evaluate(() => window.__attnscope.runs);
+  await choose(page, [file('bert-mlm-f16', 'config.json'), file('bad', 'bert-truncated.safetensors'), file('bert-mlm-f16', 'tokenizer.json')]);
+  const msg = await page.textContent('#ckpt-msg');
+  assert.match(msg, /^bert-truncated\.safetensors: weights: safetensors tensor .* exceed the data section .* the previous model stays\.$/);
+  assert.equal(await page.getAttribute('#ckpt-msg', 'role'), 'alert');
+  await page.locator('#controls').screenshot({ path: path.join(shots, 'desktop-checkpoint-error.png') });
+  assert.equal(await page.evaluate(() => window.__attnscope.runs), runs, 'no new run: the previous model is still shown');
+  assert.deepEqual(await page.evaluate(() => window.__attnscope.trace.tokens), ref.tokens);
+  // a config of another kind names config.json; the model still answers a new text
+  await choose(page, [file('bad', 'config-llama.json', 'config.json'), file('bert-mlm-f16', 'model.safetensors'), file('bert-mlm-f16', 'tokenizer.json')]);
+  assert.match(await page.textContent('#ckpt-msg'), /^config\.json: config\.model_type 'llama' is not supported \(gpt2, bert\)/);
+  const r2 = await page.evaluate(() => window.__attnscope.runs);
+  await page.fill('#text', exp.texts[1].text);
+  await settled(page, r2);
+  assert.deepEqual(await page.evaluate(() => window.__attnscope.trace.tokens), exp.texts[1].tokens);
+  // only some of the files: the picker says which are still needed
+  await page.locator('#ckpt-files').setInputFiles([file('bert-mlm-f16', 'config.json')]);
+  assert.match(await page.textContent('#ckpt-msg'), /^Still needed: model\.safetensors, tokenizer\.json/);
+  assert.equal(await errorText(page), null);
+  clean(rec);
+  await page.close();
+});
+
+test('models: a GPT-2 checkpoint shows the next-token top-k and "generate" continues the text greedily', async (t) => {
+  const exp = expected('gpt2-lmhead-f32');
+  const ref = exp.texts[0];
+  const tokenizer = makeGpt2TokenizerJson({ merges: 'pairs' });
+  for (const [name, viewport] of [['desktop', undefined], ['phone', { width: 390, height: 844 }]]) {
+    const { page, rec } = await open(`#text=${encodeURIComponent(ref.text)}`, viewport);
+    if (!await skipWithoutCheckpoints(t, page)) return page.close();
+    await choose(page, [file('gpt2-lmhead-f32', 'config.json'), file('gpt2-lmhead-f32', 'model.safetensors'),
+      { name: 'tokenizer.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(tokenizer)) }]);
+    await checkpointShown(page);
+    assert.deepEqual(await page.evaluate(() => window.__attnscope.trace.tokens), ref.tokens);
+    const next = await page.locator('#predictions [data-name="next"] li').evaluateAll((lis) => lis.map((li) => Number(li.dataset.id)));
+    assert.deepEqual(next, ref.next.ids, 'next-token top-5 as PyTorch');
+    // causal: every weight above the diagonal is 0
+    const w = JSON.parse(await page.getAttribute('canvas[data-kind="attention"]', 'data-values'));
+    const n = ref.n;
+    for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) assert.equal(w[i * n + j], 0);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `${name}: no horizontal scroll (${overflow}px over)`);
+    await page.locator('#panel-input').screenshot({ path: path.join(shots, `${name}-checkpoint-gpt2.png`) });
+    if (name === 'desktop') {
+      const runs = await page.evaluate(() => window.__attnscope.runs);
+      await page.click('#generate');
+      await settled(page, runs);
+      assert.equal(await page.inputValue('#text'), ref.text + ref.generate.text, '8 greedy tokens appended');
+      assert.ok(await page.evaluate(() => window.__attnscope.trace.n) > ref.n, 'the longer text is run again');
+    }
+    assert.equal(await errorText(page), null);
+    clean(rec);
+    await page.close();
+  }
+});
+
+test('models: the bundled trained models are offered, and a transformer one is drawn', async (t) => {
+  const { page, rec } = await open();
+  assert.equal(await page.evaluate(() => window.__attnscope.info.ready), true, 'the module loaded');
+  const bundled = await page.evaluate(() => window.__attnscope.info.bundled);
+  if (!bundled.length) {
+    t.skip('this build of the module has no bundled models');
+    return page.close();
+  }
+  const options = await page.locator('#model-bundled option').evaluateAll((os) => os.map((o) => ({ value: o.value, disabled: o.disabled })));
+  assert.deepEqual(options.map((o) => o.value), bundled.map((m) => m.name), 'one option per bundled model');
+  for (const o of options) {
+    const arch = bundled.find((m) => m.name === o.value).architecture;
+    assert.equal(o.disabled, !['encoder', 'decoder', 'encoder-decoder'].includes(arch), `${o.value} (${arch})`);
+  }
+  const runs = await page.evaluate(() => window.__attnscope.runs);
+  await page.fill('#text', '3 9 1 4 7>');
+  await page.selectOption('#model', 'reverse');
+  await settled(page, runs);
+  await page.waitForFunction(() => window.__attnscope.traceState?.model === 'reverse' && !document.documentElement.dataset.busy);
+  assert.equal(await page.evaluate(() => window.__attnscope.trace.layers.length), 3);
+  assert.equal(await errorText(page), null);
+  assert.match(await page.textContent('#model-about'), /Reverses a sequence of digits/);
+  const runs2 = await page.evaluate(() => window.__attnscope.runs);
+  await page.click('#generate');
+  await settled(page, runs2);
+  assert.match(await page.inputValue('#text'), /^3 9 1 4 7>74193/, 'the model reverses the digits');
+  // the date model: the source is the text, the target its greedy output, cross-attention drawn
+  const runs3 = await page.evaluate(() => window.__attnscope.runs);
+  await page.selectOption('#model', 'dates');
+  await page.fill('#text', 'November 22, 2026');
+  await settled(page, runs3);
+  await page.waitForFunction(() => window.__attnscope.traceState?.text === 'November 22, 2026' && !document.documentElement.dataset.busy);
+  assert.equal(await page.textContent('#predictions [data-name="generated"] strong'), '2026-11-22');
+  assert.equal(await page.locator('canvas[data-kind="cross"]').count(), await page.evaluate(() => window.__attnscope.trace.numHeads));
+  await page.locator('#panel-input').screenshot({ path: path.join(shots, 'desktop-bundled-dates.png') });
+  assert.match(await page.evaluate(() => location.hash), /model=dates/, 'a bundled model is in the link');
+  clean(rec);
+  await page.close();
+});

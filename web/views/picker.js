@@ -1,0 +1,101 @@
+// Checkpoint picker (layer: web): pick or drop a Hugging Face checkpoint's files — config.json,
+// model.safetensors and tokenizer.json (or the older vocab.json + merges.txt / vocab.txt), or the folder
+// holding them — with a progress bar and a message line. The files stay in the browser: they are handed
+// to the compute worker as File objects and read there in chunks (as.loadPretrained); nothing is uploaded.
+// Data in, element out; the caller owns loading.
+import { h } from '../dom.js';
+
+const base = (f) => (f.webkitRelativePath || f.name).split('/').pop();
+
+/**
+ * Sorts chosen files into a checkpoint: { files: { config, weights, tokenizer }, missing: string[] }.
+ * `tokenizer` is tokenizer.json, or { vocab, merges } (GPT-2) / { vocab, tokenizerConfig } (BERT vocab.txt).
+ * Several *.safetensors: model.safetensors wins. Other files (README, pytorch_model.bin …) are ignored.
+ */
+export function matchCheckpointFiles(list) {
+  const byName = new Map();
+  for (const f of list) byName.set(base(f), f);
+  const config = byName.get('config.json');
+  const shards = [...byName.keys()].filter((n) => n.endsWith('.safetensors'));
+  const weights = byName.get('model.safetensors') ?? (shards.length === 1 ? byName.get(shards[0]) : undefined);
+  let tokenizer = byName.get('tokenizer.json');
+  if (!tokenizer && byName.has('vocab.json') && byName.has('merges.txt')) {
+    tokenizer = { vocab: byName.get('vocab.json'), merges: byName.get('merges.txt') };
+  } else if (!tokenizer && byName.has('vocab.txt')) {
+    tokenizer = { vocab: byName.get('vocab.txt'), tokenizerConfig: byName.get('tokenizer_config.json') };
+  }
+  const missing = [];
+  if (!config) missing.push('config.json');
+  if (!weights) missing.push(shards.length > 1 ? 'model.safetensors (one file: sharded checkpoints are not supported)' : 'model.safetensors');
+  if (!tokenizer) missing.push('tokenizer.json (or vocab.json + merges.txt, or vocab.txt)');
+  return { files: { config, weights, tokenizer }, missing };
+}
+
+/**
+ * checkpointBox({ onFiles }) → { el, progress(fraction | null), message(text, isError) }.
+ * `onFiles(files)` gets the matched { config, weights, tokenizer } once all three are there.
+ */
+export function checkpointBox({ onFiles }) {
+  const msg = h('p', { class: 'ckpt-msg', id: 'ckpt-msg', 'aria-live': 'polite' });
+  const bar = h('progress', { id: 'ckpt-progress', max: 1, value: 0, hidden: true, 'aria-label': 'loading the checkpoint' });
+  const message = (text, isError = false) => {
+    msg.textContent = text;
+    msg.classList.toggle('error', isError);
+    msg.setAttribute('role', isError ? 'alert' : 'status');
+  };
+  const progress = (f) => {
+    bar.hidden = f == null;
+    if (f != null) bar.value = f;
+  };
+  const take = (list) => {
+    const { files, missing } = matchCheckpointFiles(list);
+    if (missing.length) {
+      message(`Still needed: ${missing.join(', ')}.`, list.length > 0);
+      return;
+    }
+    onFiles(files);
+  };
+  const files = h('input', { type: 'file', id: 'ckpt-files', multiple: true, accept: '.json,.safetensors,.txt' });
+  const folder = h('input', { type: 'file', id: 'ckpt-folder', webkitdirectory: '' });
+  files.addEventListener('change', () => take([...files.files]));
+  folder.addEventListener('change', () => take([...folder.files]));
+  const drop = h('div', { class: 'ckpt-drop', id: 'ckpt-drop', tabindex: '-1' },
+    h('p', { text: 'Drop config.json, model.safetensors and tokenizer.json here (or their folder), or choose them:' }),
+    h('div', { class: 'ctl-row' },
+      h('label', { class: 'btn file-btn' }, 'files…', files),
+      h('label', { class: 'btn file-btn' }, 'a folder…', folder)),
+    h('p', { class: 'note', text: 'GPT-2 (gpt2, distilgpt2 …) and BERT (bert-base-uncased …) in Hugging Face layout, F32/F16/BF16. The files are read here, in your browser: nothing is uploaded.' }));
+  drop.addEventListener('dragover', (e) => {
+    e.preventDefault();
+    drop.classList.add('over');
+  });
+  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+  drop.addEventListener('drop', async (e) => {
+    e.preventDefault();
+    drop.classList.remove('over');
+    take(await droppedFiles(e.dataTransfer));
+  });
+  const el = h('div', { class: 'ckpt-box' }, drop, bar, msg);
+  return { el, progress, message };
+}
+
+/** Files from a drop, folders walked (webkitGetAsEntry); plain files when entries are not available. */
+async function droppedFiles(dt) {
+  const entries = [...(dt.items ?? [])].map((it) => it.webkitGetAsEntry?.()).filter(Boolean);
+  if (!entries.length) return [...(dt.files ?? [])];
+  const out = [];
+  const walk = async (entry) => {
+    if (entry.isFile) {
+      out.push(await new Promise((resolve, reject) => entry.file(resolve, reject)));
+    } else if (entry.isDirectory) {
+      const reader = entry.createReader();
+      for (;;) {
+        const batch = await new Promise((resolve, reject) => reader.readEntries(resolve, reject));
+        if (!batch.length) break;
+        for (const child of batch) await walk(child);
+      }
+    }
+  };
+  for (const entry of entries) await walk(entry);
+  return out;
+}

@@ -1,0 +1,41 @@
+// What the model predicts (layer: web): the next-token top-k of a language model (trace.next), a BERT
+// model's top-k at each [MASK] (trace.masks), an encoder–decoder's generated output (trace.generated),
+// and a "generate" button for causal language models. Every number is the module's; the view lays the
+// probabilities out as bars. Data in, element out.
+import { h, tokenLabel } from '../dom.js';
+
+function topList(name, top, caption) {
+  const list = h('ol', { class: 'topk', dataset: { name } });
+  Array.from(top.tokens).forEach((t, k) => {
+    const p = top.probs[k];
+    const bar = h('span', { class: 'topk-bar' });
+    bar.style.width = `${Math.max(1, Math.round(p * 100))}%`;
+    list.append(h('li', { dataset: { id: top.ids[k], prob: p } },
+      h('span', { class: 'topk-tok', text: tokenLabel(t, 20) }),
+      h('span', { class: 'topk-track' }, bar),
+      h('span', { class: 'topk-p', text: `${(p * 100).toFixed(p < 0.01 ? 2 : 1)}%` })));
+  });
+  return h('figure', { class: 'topk-fig' }, h('figcaption', { class: 'hm-title', text: caption }), list);
+}
+
+/** predictionsView({ trace, canGenerate, generating, onGenerate }) → HTMLElement | null */
+export function predictionsView({ trace, canGenerate, generating, onGenerate }) {
+  const parts = [];
+  if (trace.generated) {
+    parts.push(h('p', { class: 'gen-out', dataset: { name: 'generated' } }, 'Output (generated greedily from the source): ',
+      h('strong', { text: trace.generated.text })));
+  }
+  if (trace.next?.tokens?.length && !trace.generated) { // after a generated target: only the end token
+    const last = trace.tokens[(trace.nReal ?? trace.n) - 1];
+    parts.push(topList('next', trace.next, `Next token after “${tokenLabel(last, 20)}” (top ${trace.next.tokens.length})`));
+  }
+  for (const m of trace.masks ?? []) {
+    parts.push(topList(`mask-${m.position}`, m, `[MASK] at token ${m.position} (top ${m.tokens.length})`));
+  }
+  if (canGenerate) {
+    const b = h('button', { type: 'button', class: 'btn', id: 'generate', disabled: !!generating, text: generating ? 'Generating…' : 'Generate 8 tokens' });
+    b.addEventListener('click', onGenerate);
+    parts.push(h('div', { class: 'gen-row' }, b, h('span', { class: 'note', text: ' greedy (argmax), appended to your text' })));
+  }
+  return parts.length ? h('div', { class: 'predictions' }, ...parts) : null;
+}
