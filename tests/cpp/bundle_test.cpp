@@ -4,6 +4,8 @@
 // loader's errors. Regenerate the references by retraining: training/README.md.
 #include <catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <functional>
@@ -102,6 +104,57 @@ TEST_CASE("load_bundled_transformer: decoder-only models equal PyTorch's referen
       check_layers(r.value().main.layers, tf.at("selfAttention"), false, std::string(name) + " self-attention");
       check_close(last_logits(*t, r.value()), fx::floats(tf.at("lastLogits")), kLogitsAtol, kLogitsRtol,
                   std::string(name) + " last logits");
+    }
+  }
+}
+
+// The first `n` code points of UTF-8 text (the char vocabulary has one token per code point).
+std::string first_code_points(const std::string& text, int n) {
+  std::size_t end = 0;
+  for (int count = 0; end < text.size(); ++end) {
+    if ((static_cast<unsigned char>(text[end]) & 0xC0u) != 0x80u && count++ == n) break;
+  }
+  return text.substr(0, end);
+}
+
+TEST_CASE("load_bundled_transformer: the language models' held-out loss equals PyTorch's", "[model][bundle]") {
+  // heldout.json: mean cross-entropy (nats) of each character given the ones before it, texts truncated to
+  // maxPositions, the first character of each text not predicted; one causal run per text gives every position.
+  for (const char* name : {"english", "chinese-poems"}) {
+    SECTION(name) {
+      const auto t = load_transformer(name);
+      const json heldout = fx::read_json(models_dir() + name + "/heldout.json");
+      const model::UserRows none;
+      model::EmbedArgs a;
+      a.m = &t->description();
+      a.params = &t->parameters();
+      a.encoder = &t->encoder();
+      a.user = &none;
+      const auto d = static_cast<std::size_t>(t->description().d_model);
+      double total = 0.0;
+      long long count = 0;
+      for (const json& text : heldout.at("texts")) {
+        auto r = t->run(first_code_points(text.get<std::string>(), t->description().embedding.max_positions),
+                        model::TraceLevel::kNone);
+        REQUIRE(r.ok());
+        const model::SideTrace& side = r.value().main;
+        model::RunVocab vocab;
+        for (int i = 0; i + 1 < side.n; ++i) {
+          const std::vector<double> logits = model::lm_logits(
+              a, vocab, std::span<const float>(side.output.data() + static_cast<std::size_t>(i) * d, d));
+          double max = logits[0];
+          for (const double x : logits) max = std::max(max, x);
+          double sum = 0.0;
+          for (const double x : logits) sum += std::exp(x - max);
+          total += max + std::log(sum) - logits[static_cast<std::size_t>(side.ids[static_cast<std::size_t>(i) + 1])];
+          ++count;
+        }
+      }
+      const double loss = total / static_cast<double>(count);
+      const double pytorch = fx::number(heldout.at("pytorchLoss"));
+      INFO(name << ": attnscope held-out loss " << loss << " over " << count << " characters, PyTorch " << pytorch);
+      CHECK(std::abs(loss - pytorch) < 1e-4);
+      WARN(name << " held-out loss (attnscope): " << loss << " nats/char over " << count << " characters");
     }
   }
 }
