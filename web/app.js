@@ -79,6 +79,7 @@ worker.addEventListener('message', (e) => {
   }
   const finish = () => {
     runs += 1;
+    if (msg.ok && req.state.mode === 'text' && info.bundled.some((m) => m.name === req.state.model)) measureHeldout(req.state.model);
     if (runs === 1) {
       familyRequest('additive');
       familyRequest('regression');
@@ -193,7 +194,7 @@ function renderFamily(kind) {
 // screen until a new one has loaded, and a failed load leaves it there with the error in the picker.
 
 let picking = false; // "your own checkpoint…" chosen, no checkpoint loaded yet
-const side = { id: 0, load: null, generating: false };
+const side = { id: 0, load: null, generating: false, heldout: new Map() }; // heldout: name -> { id, fraction, result, error }
 const box = checkpointBox({ onFiles: loadCheckpoint });
 $('checkpoint-box').append(box.el);
 
@@ -218,6 +219,28 @@ function fillPicker() {
   syncVisibility();
 }
 
+/** A bundled model's paragraph and its held-out score, measured in the page once per model. */
+function showAbout() {
+  const about = info.bundled.find((m) => m.name === state.model);
+  if (!about) return;
+  const score = side.heldout.get(about.name);
+  let line = '';
+  if (score?.result?.metric === 'exact') {
+    const { correct, total, ms } = score.result;
+    line = `Held-out, measured here with attnscope's generate: ${correct} of ${total} exact (${(100 * correct / total).toFixed(1)} %, ${(ms / 1000).toFixed(1)} s).`;
+  } else if (score?.error) line = `Held-out score: ${score.error}`;
+  else if (score && !score.result) line = `Measuring the held-out score… ${Math.round(100 * (score.fraction ?? 0))} %`;
+  replace($('model-about'), h('span', { text: `${about.task ? `${about.task}. ` : ''}${about.description ?? ''}` }),
+    line ? h('strong', { class: 'heldout', dataset: { name: 'heldout' }, text: ` ${line}` }) : null);
+}
+
+function measureHeldout(name) {
+  if (side.heldout.has(name)) return;
+  const id = ++side.id;
+  side.heldout.set(name, { id, fraction: 0 });
+  worker.postMessage({ id, kind: 'heldout', name });
+}
+
 function loadCheckpoint(files) {
   side.load = ++side.id;
   const names = [files.config, files.weights, files.tokenizer instanceof Blob ? files.tokenizer : files.tokenizer.vocab].map((f) => f.name);
@@ -234,8 +257,17 @@ function generate() {
 }
 
 function onSideMessage(msg) {
+  const score = [...side.heldout.values()].find((x) => x.id === msg.id);
   if (msg.type === 'progress') {
     if (msg.id === side.load) box.progress(msg.fraction);
+    if (score) score.fraction = msg.fraction;
+    showAbout();
+    return;
+  }
+  if (msg.kind === 'heldout') {
+    if (msg.ok) score.result = msg.result;
+    else score.error = msg.error.message;
+    showAbout();
     return;
   }
   if (msg.kind === 'load') {
@@ -497,9 +529,8 @@ function syncVisibility() {
   for (const el of document.querySelectorAll('[data-when-pe]')) el.hidden = state.positional !== el.dataset.whenPe;
   for (const el of document.querySelectorAll('[data-when-model]')) if (state.model !== el.dataset.whenModel) el.hidden = true;
   $('checkpoint-box').hidden = ex || !(state.model === 'checkpoint' || picking);
-  const about = info.bundled.find((m) => m.name === state.model);
-  $('model-about').hidden = ex || !about;
-  $('model-about').textContent = about ? `${about.task ? `${about.task}. ` : ''}${about.description ?? ''}` : '';
+  $('model-about').hidden = ex || picking || !info.bundled.some((m) => m.name === state.model);
+  showAbout();
   $('single-input').hidden = state.arch === 'encoder-decoder' && state.model === 'random';
   $('pair-input').hidden = state.arch !== 'encoder-decoder' || state.model !== 'random';
   $('padTo').disabled = !state.padding;

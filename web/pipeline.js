@@ -88,6 +88,31 @@ export class Pipeline {
     return { ...model.config };
   }
 
+  /**
+   * A bundled model's held-out score measured here, with attnscope's own generate: for an 'exact' metric the
+   * share of models/<name>/heldout.json items whose greedy output equals the target. Yields between chunks
+   * so the page's runs are not held up. Other metrics (a language model's loss) return only the rule.
+   */
+  async heldout(name, onProgress) {
+    const model = await this.loaded(name);
+    const url = new URL(`../models/${encodeURIComponent(name)}/heldout.json`, import.meta.url);
+    const r = await fetch(url);
+    if (!r.ok) throw new Error(`could not load ${url.pathname} (HTTP ${r.status})`);
+    const data = await r.json();
+    if (data.metric !== 'exact' || !Array.isArray(data.items)) return { metric: data.metric, rule: data.rule };
+    const t0 = performance.now();
+    let correct = 0;
+    for (let k = 0; k < data.items.length; k++) {
+      const { input, target } = data.items[k];
+      if (model.generate(input, { maxNewTokens: 64 }).text === target) correct += 1;
+      if (k % 20 === 19) {
+        onProgress((k + 1) / data.items.length);
+        await new Promise((resolve) => { setTimeout(resolve, 0); });
+      }
+    }
+    return { metric: 'exact', rule: data.rule, correct, total: data.items.length, ms: performance.now() - t0 };
+  }
+
   /** Greedy continuation of the text (causal LMs) with the current model: { text, tokens, ids, stoppedAtEnd }. */
   async generate(s, maxNewTokens) {
     const model = s.model === 'random' ? await this.randomModel(s) : await this.loaded(s.model);

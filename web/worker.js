@@ -1,7 +1,8 @@
 // The compute worker (layer: web): owns the attnscope instance so typing never waits for the model.
 // Messages in: { id, state } (a run), { id, kind: 'load', files } (the user's checkpoint: File objects, read
-// here and never sent anywhere), { id, kind: 'generate', state, maxNewTokens }. Out: { type: 'ready', simd,
-// version, model, pretrained, bundled } once; { type: 'progress', id, fraction } while a checkpoint loads; per
+// here and never sent anywhere), { id, kind: 'generate', state, maxNewTokens }, { id, kind: 'heldout', name }
+// (a bundled model's held-out score, measured here). Out: { type: 'ready', simd,
+// version, model, pretrained, bundled } once; { type: 'progress', id, fraction } while a checkpoint loads or a score is measured; per
 // request { id, kind?, ok: true, trace | config | generated, ms } or { id, kind?, ok: false, error: { name, message } }.
 import { createAttnScope } from '../bindings/js/index.js';
 import { Pipeline } from './pipeline.js';
@@ -47,6 +48,12 @@ self.onmessage = async (e) => {
       const onProgress = (fraction) => self.postMessage({ type: 'progress', id, fraction });
       const config = await pipeline.loadCheckpoint(e.data.files, onProgress);
       self.postMessage({ id, kind, ok: true, config, ms: performance.now() - t0 });
+      return;
+    }
+    if (kind === 'heldout') {
+      const onProgress = (fraction) => self.postMessage({ type: 'progress', id, fraction });
+      const result = await pipeline.heldout(e.data.name, onProgress);
+      self.postMessage({ id, kind, ok: true, result, ms: performance.now() - t0 });
       return;
     }
     if (kind === 'generate') {

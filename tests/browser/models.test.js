@@ -151,6 +151,11 @@ test('models: the bundled trained models are offered, and a transformer one is d
   assert.equal(await page.evaluate(() => window.__attnscope.trace.layers.length), 3);
   assert.equal(await errorText(page), null);
   assert.match(await page.textContent('#model-about'), /Reverses a sequence of digits/);
+  // the held-out score is measured in the page, with the module's generate, on models/reverse/heldout.json
+  await page.waitForSelector('#model-about [data-name="heldout"]:text-matches("exact")', { timeout: 60000 });
+  const [, correct, total] = /(\d+) of (\d+) exact/.exec(await page.textContent('#model-about [data-name="heldout"]'));
+  assert.equal(Number(total), JSON.parse(readFileSync(path.join(root, 'models', 'reverse', 'heldout.json'), 'utf8')).items.length);
+  assert.ok(Number(correct) / Number(total) >= 0.99, `held-out exact ${correct}/${total}`);
   const runs2 = await page.evaluate(() => window.__attnscope.runs);
   await page.click('#generate');
   await settled(page, runs2);
