@@ -96,6 +96,30 @@ test('models: a BERT checkpoint from chosen files shows every head and the [MASK
   await page.close();
 });
 
+test('models: dropping config.json, model.safetensors and vocab.txt loads BERT with its older vocabulary file', async (t) => {
+  const exp = expected('bert-mlm-f16');
+  const ref = exp.texts[1];
+  const { page, rec } = await open(`#text=${encodeURIComponent(ref.text)}`);
+  if (!await skipWithoutCheckpoints(t, page)) return page.close();
+  await page.selectOption('#model', 'checkpoint');
+  const files = ['config.json', 'model.safetensors', 'vocab.txt'].map((f) => ({ name: f, b64: readFileSync(path.join(HF, 'bert-mlm-f16', f)).toString('base64') }));
+  // a drop of three files on the drop zone, as a file manager would deliver it
+  await page.evaluate((list) => {
+    const dt = new DataTransfer();
+    for (const f of list) dt.items.add(new File([Uint8Array.from(atob(f.b64), (c) => c.charCodeAt(0))], f.name));
+    const zone = document.getElementById('ckpt-drop');
+    zone.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    zone.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, files);
+  await checkpointShown(page);
+  assert.deepEqual(await page.evaluate(() => window.__attnscope.trace.tokens), ref.tokens, 'vocab.txt, lowercased as BertTokenizer does');
+  const m = ref.mlm[0];
+  const ids = await page.locator(`#predictions [data-name="mask-${m.position}"] li`).evaluateAll((lis) => lis.map((li) => Number(li.dataset.id)));
+  assert.deepEqual(ids, m.ids);
+  clean(rec);
+  await page.close();
+});
+
 test('models: a GPT-2 checkpoint shows the next-token top-k and "generate" continues the text greedily', async (t) => {
   const exp = expected('gpt2-lmhead-f32');
   const ref = exp.texts[0];
