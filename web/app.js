@@ -194,7 +194,7 @@ function renderFamily(kind) {
 // screen until a new one has loaded, and a failed load leaves it there with the error in the picker.
 
 let picking = false; // "your own checkpoint…" chosen, no checkpoint loaded yet
-const side = { id: 0, load: null, generating: false, heldout: new Map() }; // heldout: name -> { id, fraction, result, error }
+const side = { id: 0, load: null, generating: false, play: 0, heldout: new Map() }; // heldout: name -> { id, fraction, result, error }
 const box = checkpointBox({ onFiles: loadCheckpoint });
 $('checkpoint-box').append(box.el);
 
@@ -248,6 +248,36 @@ function loadCheckpoint(files) {
   box.progress(0);
   document.documentElement.dataset.loading = '1';
   worker.postMessage({ id: side.load, kind: 'load', files });
+}
+
+/** Shows an encoder–decoder preset's output up to k tokens (all when k reaches the end). */
+function grow(k) {
+  const total = trace?.generated?.count ?? 0;
+  change('grow', k >= total ? 0 : k, 0);
+}
+
+function stopPlay() {
+  clearInterval(side.play);
+  side.play = 0;
+}
+
+/** Plays the output growing: one more token every 600 ms, from the first to the whole. */
+function togglePlay() {
+  if (side.play) {
+    stopPlay();
+    renderAll();
+    return;
+  }
+  grow(1);
+  side.play = setInterval(() => {
+    const g = trace?.generated;
+    if (!g || state.grow === 0) {
+      stopPlay();
+      renderAll();
+      return;
+    }
+    if (!inflight && !pending && g.shown === state.grow) grow(state.grow + 1);
+  }, 600);
 }
 
 function generate() {
@@ -372,7 +402,7 @@ function renderAll(done) {
       if (traceState.model === 'random') $('predictions').replaceChildren();
       else replace($('predictions'), predictionsView({
         trace, canGenerate: traceState.model !== 'random' && trace.config?.architecture !== 'encoder-decoder' && !!trace.next?.tokens?.length,
-        generating: side.generating, onGenerate: generate,
+        generating: side.generating, onGenerate: generate, playing: !!side.play, onGrow: (k) => { stopPlay(); grow(k); }, onPlay: togglePlay,
       }));
       replace($('positional-view'), positionalView({ trace, state: traceState, width: width['positional-view'], selected: s.token, onSelect: select }));
     } else {
@@ -557,6 +587,7 @@ function saveHash() {
 function change(key, value, delay = 120) {
   if (state[key] === value) return;
   state[key] = value;
+  if (key !== 'grow' && state.grow) state.grow = 0; // a new input or model: its output shown whole
   if (key === 'mode' || key === 'numHeads' || key === 'attention' || key === 'model') {
     state.heads = 'all';
     state.layer = 0;

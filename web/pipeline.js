@@ -171,12 +171,18 @@ export class Pipeline {
     return this.traced(model, s, texts, pad);
   }
 
-  /** A loaded model: the text is the input; an encoder–decoder reads it as the source and writes the target. */
+  /**
+   * A loaded model: the text is the input; an encoder–decoder reads it as the source and writes the target,
+   * shown whole or (state.grow = k) as its first k tokens — greedy decoding is prefix-consistent, so the
+   * first k rows are what the model attended to while writing them.
+   */
   async loadedRun(s, model) {
     if (model.config.architecture !== 'encoder-decoder') return this.traced(model, s, { text: s.text }, {});
     const out = model.generate(s.text, { maxNewTokens: 64 });
-    const trace = this.traced(model, s, { source: s.text, target: out.text }, {});
-    trace.generated = out;
+    const grow = s.grow > 0 && s.grow < out.ids.length;
+    const shown = grow ? model.generate(s.text, { maxNewTokens: s.grow }) : out;
+    const trace = this.traced(model, s, { source: s.text, target: shown.text }, {});
+    trace.generated = { text: out.text, tokens: out.tokens, count: out.ids.length, shown: shown.ids.length };
     return trace;
   }
 

@@ -32,6 +32,7 @@ export const DEFAULTS = Object.freeze({
   layer: 0,
   heads: 'all', // 'all' or comma-separated head indices
   token: 0, // query token of the step-by-step view
+  grow: 0, // an encoder–decoder preset's output shown up to this many tokens (0 = all)
   ex: '', // edited worked-example embeddings, 18 numbers comma-separated ('' = the published ones)
   agg: 'heads', // attention panel: 'heads' (one map per head) | 'mean' | 'max' over heads | 'rollout' to this layer
   thr: 0, // hide links with weight below this (0 = show all)
@@ -57,7 +58,7 @@ const ENUMS = {
 };
 const INTS = {
   dModel: [1, 1024], numHeads: [1, 64], numLayers: [1, 12], dFF: [1, 4096], pePositions: [1, 1024],
-  seed: [0, 2 ** 31 - 1], padTo: [0, 1024], layer: [0, 47], token: [0, 4095],
+  seed: [0, 2 ** 31 - 1], padTo: [0, 1024], layer: [0, 47], token: [0, 4095], grow: [0, 512],
   topk: [0, 4096], adNq: [1, 8], adNk: [1, 8], adHidden: [1, 8], adValid: [0, 8], adQ: [0, 7], adSeed: [0, 2 ** 31 - 1],
   krSeed: [0, 2 ** 31 - 1],
 };

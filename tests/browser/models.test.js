@@ -193,6 +193,28 @@ test('models: the bundled trained models are offered, and a transformer one is d
   assert.equal(await page.textContent('#predictions [data-name="generated"] strong'), '2026-11-22');
   assert.equal(await page.locator('canvas[data-kind="cross"]').count(), await page.evaluate(() => window.__attnscope.trace.numHeads));
   await page.locator('#panel-input').screenshot({ path: path.join(shots, 'desktop-bundled-dates.png') });
+  // the output grows token by token: with the first 4 output tokens shown, the cross-attention rows are the
+  // first 4 rows of the whole output's (the decoder is causal and greedy decoding is prefix-consistent)
+  const whole = await page.evaluate(() => {
+    const x = window.__attnscope.trace;
+    return { n: x.n, m: x.source.n, H: x.numHeads, w: x.layers.map((ly) => Array.from(ly.cross.weights)) };
+  });
+  const runs4 = await page.evaluate(() => window.__attnscope.runs);
+  await page.locator('#grow').fill('4');
+  await settled(page, runs4);
+  const part = await page.evaluate(() => {
+    const x = window.__attnscope.trace;
+    return { n: x.n, tokens: x.tokens, w: x.layers.map((ly) => Array.from(ly.cross.weights)) };
+  });
+  assert.deepEqual(part.tokens, ['2', '0', '2', '6']);
+  part.w.forEach((w, l) => {
+    let err = 0;
+    for (let hd = 0; hd < whole.H; hd++) {
+      for (let c = 0; c < 4 * whole.m; c++) err = Math.max(err, Math.abs(w[hd * 4 * whole.m + c] - whole.w[l][hd * whole.n * whole.m + c]));
+    }
+    assert.ok(err < 1e-6, `layer ${l}: the 4 rows equal the whole output's first rows (max diff ${err})`);
+  });
+  assert.match(await page.textContent('#predictions'), /the first 4 of 10 output tokens/);
   assert.match(await page.evaluate(() => location.hash), /model=dates/, 'a bundled model is in the link');
   clean(rec);
   await page.close();

@@ -18,13 +18,24 @@ function topList(name, top, caption) {
   return h('figure', { class: 'topk-fig' }, h('figcaption', { class: 'hm-title', text: caption }), list);
 }
 
-/** predictionsView({ trace, canGenerate, generating, onGenerate }) → HTMLElement | null */
-export function predictionsView({ trace, canGenerate, generating, onGenerate }) {
+/** The output, and a slider that shows it growing token by token (with the cross-attention rows above). */
+function grown(g, playing, onGrow, onPlay) {
+  const slider = h('input', {
+    type: 'range', min: 1, max: g.count, step: 1, value: g.shown, id: 'grow', 'aria-label': 'output tokens shown',
+  });
+  slider.addEventListener('input', () => onGrow(Number(slider.value)));
+  const play = h('button', { type: 'button', class: 'btn', id: 'grow-play', text: playing ? 'Stop' : '▶ Write it token by token' });
+  play.addEventListener('click', onPlay);
+  return h('div', { class: 'gen-out', dataset: { name: 'generated-box' } },
+    h('p', { dataset: { name: 'generated' } }, 'Output (generated greedily from the source): ', h('strong', { text: g.text })),
+    g.count > 1 ? h('div', { class: 'gen-row' }, h('label', { class: 'ctl grow' },
+      `shown: the first ${g.shown} of ${g.count} output tokens`, slider), play) : null);
+}
+
+/** predictionsView({ trace, canGenerate, generating, onGenerate, playing, onGrow, onPlay }) → HTMLElement | null */
+export function predictionsView({ trace, canGenerate, generating, onGenerate, playing, onGrow, onPlay }) {
   const parts = [];
-  if (trace.generated) {
-    parts.push(h('p', { class: 'gen-out', dataset: { name: 'generated' } }, 'Output (generated greedily from the source): ',
-      h('strong', { text: trace.generated.text })));
-  }
+  if (trace.generated) parts.push(grown(trace.generated, playing, onGrow, onPlay));
   if (trace.next?.tokens?.length && !trace.generated) { // after a generated target: only the end token
     const last = trace.tokens[(trace.nReal ?? trace.n) - 1];
     parts.push(topList('next', trace.next, `Next token after “${tokenLabel(last, 20)}” (top ${trace.next.tokens.length})`));
