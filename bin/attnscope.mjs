@@ -1,0 +1,346 @@
+#!/usr/bin/env node
+// `npx attnscope`: attention figures from the command line, no browser (layer: bin; a leaf over the public
+// module bindings/js/index.js and the page's DOM-free renderers web/render/). Runs a model on the text, takes
+// exactly the matrices a view shows and writes them as SVG, PNG (pngjs), CSV or JSON. Usage errors print one
+// line on stderr and exit with code 2; `--help` documents every option.
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import * as chromatic from 'd3-scale-chromatic';
+import pngjs from 'pngjs';
+import { createAttnScope } from '../bindings/js/index.js';
+import { meanOverHeads, maxOverHeads, rollout } from '../web/aggregates.js';
+import {
+  paletteFrom, heatmapGrid, overviewGrid, linesSvg, gridRaster, linesRaster, toCsv, toJson,
+} from '../web/render/index.js';
+import { gridSvg } from '../web/render/grid.js';
+
+const HELP = `attnscope — attention figures from the command line (SVG, PNG, CSV, JSON)
+
+Usage:
+  attnscope heatmap  "<text>" [options]   queries × keys weights of one layer: every head, one head or an aggregate
+  attnscope lines    "<text>" [options]   bertviz-style links query → key, one colour per head, opacity = weight
+  attnscope overview "<text>" [options]   every layer × head as small heatmaps (each scaled to its own maximum)
+
+Model:
+  --model NAME|DIR|random   a bundled model (dates, reverse, english, chinese-poems), a Hugging Face GPT-2 or BERT
+                            checkpoint folder holding config.json, model.safetensors and tokenizer.json, or
+                            'random' (default): a seeded random transformer configured by the options below
+  --architecture A          random: encoder (default) | decoder
+  --tokenizer T             random: word (default) | char
+  --d-model N               random: model width (default 16)
+  --heads N                 random: attention heads (default 2)
+  --layers N                random: layers (default 2)
+  --d-ff N                  random: feed-forward width (default 4·d-model)
+  --seed N                  random: weight seed (default 0)
+  --target TEXT             encoder-decoder models: the target side; default: the model's own greedy output
+
+What to draw:
+  --layer L                 layer index from 0; negative counts from the end (-1: last); default 0
+  --head H|all|mean|max|rollout
+                            a head index from 0, every head (default), the mean or max over heads, or attention
+                            rollout through --layer (heatmap and lines; overview always shows every layer × head)
+  --attention self|cross|encoder
+                            encoder-decoder models: the decoder's self-attention (default), its cross-attention
+                            (target → source) or the encoder's self-attention
+  --threshold T             lines: draw links with weight ≥ T (default 0.004, as the page)
+  --palette P               heatmap colours: viridis (default) | cividis | magma | inferno | plasma
+                            (perceptually uniform and colour-blind-safe, from d3-scale-chromatic)
+
+Output:
+  --format svg|png|csv|json default: from the -o file's extension, else svg
+                            svg: vector, fonts named, colour legend; png: the same cells and links at 2× pixels,
+                            without text (labels need SVG); csv/json: the numbers drawn, with tokens, ids,
+                            shapes and which layer/head/aggregate each matrix is
+  -o, --output FILE         write to FILE instead of standard output
+  -h, --help                this text
+
+Examples:
+  attnscope heatmap "The cat sat on the mat" --head mean -o cat.svg
+  attnscope lines "7 3 9 1>19375" --model reverse --layer -1 --format png -o reverse.png
+  attnscope overview "November 22, 2026" --model dates --attention cross --format json
+
+Exit codes: 0 done, 2 bad arguments (the message says which), 1 anything else.
+`;
+
+class UsageError extends Error {}
+const usage = (msg) => { throw new UsageError(msg); };
+
+const VALUE_OPTIONS = new Set(['model', 'architecture', 'tokenizer', 'd-model', 'heads', 'layers', 'd-ff', 'seed',
+  'target', 'layer', 'head', 'attention', 'threshold', 'palette', 'format', 'output']);
+const COMMANDS = ['heatmap', 'lines', 'overview'];
+const FORMATS = ['svg', 'png', 'csv', 'json'];
+const PALETTES = { viridis: 'interpolateViridis', cividis: 'interpolateCividis', magma: 'interpolateMagma', inferno: 'interpolateInferno', plasma: 'interpolatePlasma' };
+
+/** argv → { command, text, opts }; throws UsageError naming the argument. */
+function parseArgs(argv) {
+  const opts = {};
+  const positional = [];
+  for (let k = 0; k < argv.length; k++) {
+    const a = argv[k];
+    if (a === '-h' || a === '--help') return { help: true };
+    if (a === '-o' || a.startsWith('--')) {
+      let name = a === '-o' ? 'output' : a.slice(2);
+      let value;
+      const eq = name.indexOf('=');
+      if (eq >= 0) [name, value] = [name.slice(0, eq), name.slice(eq + 1)];
+      if (!VALUE_OPTIONS.has(name)) usage(`unknown option '${a}' (see attnscope --help)`);
+      if (value === undefined) {
+        if (k + 1 >= argv.length) usage(`option --${name} needs a value`);
+        value = argv[++k];
+      }
+      if (name in opts) usage(`option --${name} given twice`);
+      opts[name] = value;
+    } else positional.push(a);
+  }
+  if (positional.length === 0) usage(`a command is required: ${COMMANDS.join(', ')} (see attnscope --help)`);
+  const [command, text, ...rest] = positional;
+  if (!COMMANDS.includes(command)) usage(`command (${JSON.stringify(command)}) must be one of ${COMMANDS.join(', ')}`);
+  if (text === undefined) usage(`${command}: the text to run is required, e.g. attnscope ${command} "The cat sat"`);
+  if (rest.length) usage(`${command}: unexpected argument ${JSON.stringify(rest[0])} (quote the text as one argument)`);
+  return { command, text, opts };
+}
+
+function integer(name, v, min = -Infinity) {
+  if (v === undefined) return undefined;
+  if (!/^-?\d+$/.test(v) || Number(v) < min) usage(`--${name} (${v}) must be an integer${min > -Infinity ? ` ≥ ${min}` : ''}`);
+  return Number(v);
+}
+
+function oneOfOpt(name, v, allowed, dflt) {
+  if (v === undefined) return dflt;
+  if (!allowed.includes(v)) usage(`--${name} (${v}) must be one of ${allowed.join(', ')}`);
+  return v;
+}
+
+/** The model named by --model: bundled, a checkpoint folder, or seeded random. Returns { model, name }. */
+async function loadModel(as, opts) {
+  const name = opts.model ?? 'random';
+  const randomOnly = ['architecture', 'tokenizer', 'd-model', 'heads', 'layers', 'd-ff', 'seed'].filter((k) => k in opts);
+  if (name === 'random') {
+    const config = {
+      architecture: oneOfOpt('architecture', opts.architecture, ['encoder', 'decoder'], 'encoder'),
+      tokenizer: oneOfOpt('tokenizer', opts.tokenizer, ['word', 'char'], 'word'),
+      dModel: integer('d-model', opts['d-model'], 1) ?? 16,
+      numHeads: integer('heads', opts.heads, 1) ?? 2,
+      numLayers: integer('layers', opts.layers, 1) ?? 2,
+      seed: integer('seed', opts.seed, 0) ?? 0,
+    };
+    const dFF = integer('d-ff', opts['d-ff'], 1);
+    if (dFF !== undefined) config.dFF = dFF;
+    try {
+      return { model: as.createModel(config), name: `random (d-model ${config.dModel}, ${config.numHeads} heads, ${config.numLayers} layers, seed ${config.seed})` };
+    } catch (e) {
+      return usage(e.message); // the core's message names the option ("createModel: dModel (10) must be divisible …")
+    }
+  }
+  if (randomOnly.length) usage(`--${randomOnly[0]} applies only to --model random`);
+  const bundled = as.bundledModels.find((m) => m.name === name);
+  if (bundled) {
+    if (!['encoder', 'decoder', 'encoder-decoder'].includes(bundled.architecture)) {
+      usage(`--model ${name} is a ${bundled.architecture} model without transformer layers; these views need one of ${as.bundledModels.filter((m) => ['decoder', 'encoder-decoder'].includes(m.architecture)).map((m) => m.name).join(', ')}`);
+    }
+    return { model: await as.loadBundled(name), name };
+  }
+  if (!name.includes('/') && !name.includes(path.sep) && !name.startsWith('.')) {
+    usage(`--model (${name}) must be 'random', a bundled model (${as.bundledModels.map((m) => m.name).join(', ')}) or a checkpoint folder path`);
+  }
+  const read = async (file, text) => {
+    try {
+      return await readFile(path.join(name, file), text ? 'utf8' : undefined);
+    } catch (e) {
+      return usage(`--model ${name}: cannot read ${file} (${e.code ?? e.message}); a checkpoint folder holds config.json, model.safetensors and tokenizer.json`);
+    }
+  };
+  const [config, weights, tokenizer] = [await read('config.json', true), await read('model.safetensors'), await read('tokenizer.json', true)];
+  try {
+    return { model: await as.loadPretrained({ config, weights: new Uint8Array(weights.buffer, weights.byteOffset, weights.byteLength), tokenizer }), name: path.basename(path.resolve(name)) };
+  } catch (e) {
+    return usage(`--model ${name}: ${e.message}`);
+  }
+}
+
+/** Which stack the view reads: { layers, tokens, ids, keyTokens, keyIds, pick(layer) → weights, square }. */
+function sideOf(trace, attention, isEncDec) {
+  if (!isEncDec && attention !== 'self') usage(`--attention ${attention} needs an encoder-decoder model (this one has self-attention only)`);
+  if (attention === 'encoder') {
+    const s = trace.source;
+    return { layers: s.layers, tokens: s.tokens, ids: s.ids, keyTokens: s.tokens, keyIds: s.ids, pick: (ly) => ly.attention, square: true };
+  }
+  if (attention === 'cross') {
+    return { layers: trace.layers, tokens: trace.tokens, ids: trace.ids, keyTokens: trace.source.tokens, keyIds: trace.source.ids, pick: (ly) => ly.cross, square: false };
+  }
+  return { layers: trace.layers, tokens: trace.tokens, ids: trace.ids, keyTokens: trace.tokens, keyIds: trace.ids, pick: (ly) => ly.attention, square: true };
+}
+
+function run(model, text, opts, command) {
+  const isEncDec = model.config.architecture === 'encoder-decoder';
+  const attention = oneOfOpt('attention', opts.attention, ['self', 'cross', 'encoder'], 'self');
+  if (opts.target !== undefined && !isEncDec) usage('--target applies only to encoder-decoder models');
+  let input = text;
+  if (isEncDec) input = { source: text, target: opts.target ?? model.generate(text).text };
+  const probe = model.run(input, { trace: 'none' });
+  const nLayers = attention === 'encoder' ? probe.source.layers.length : probe.layers.length;
+  if (nLayers === 0) usage('this model has no attention layers to draw');
+  let layer = integer('layer', opts.layer) ?? 0;
+  if (command === 'overview' && opts.layer !== undefined) usage('--layer does not apply to overview (it shows every layer)');
+  if (layer < -nLayers || layer >= nLayers) usage(`--layer (${layer}) must be in [${-nLayers}, ${nLayers - 1}] (this model has ${nLayers} layers)`);
+  if (layer < 0) layer += nLayers;
+  // the shown layer in full (its scores mark masked cells grey, as the page), every other layer's weights only
+  const trace = model.run(input, { trace: 'weights', [attention === 'encoder' ? 'fullSource' : 'full']: [layer] });
+  return { trace, layer, attention, input, side: sideOf(trace, attention, isEncDec) };
+}
+
+/** The figure (web/render/data.js) a command draws, plus how to draw it. */
+function figureOf(command, r, opts, modelName, text) {
+  const { side, layer } = r;
+  const rows = side.tokens.length;
+  const cols = side.keyTokens.length;
+  const size = rows * cols;
+  const base = {
+    view: command, model: modelName, text: r.input, attention: r.attention,
+    tokens: side.tokens, ids: side.ids, keyTokens: side.keyTokens, keyIds: side.keyIds, rows, cols,
+  };
+  if (command === 'overview') {
+    if (opts.head !== undefined) usage('--head does not apply to overview (it shows every head)');
+    const layers = side.layers.map((ly) => side.pick(ly).weights);
+    const H = layers[0].length / size;
+    const panels = [];
+    layers.forEach((w, l) => {
+      for (let hd = 0; hd < H; hd++) {
+        const values = w.subarray(hd * size, (hd + 1) * size);
+        panels.push({ layer: l, head: hd, aggregate: 'head', values, domain: [0, Math.max(0, ...values) || 1] });
+      }
+    });
+    return { figure: { ...base, panels }, layers, H };
+  }
+  const A = side.pick(side.layers[layer]);
+  const H = A.weights.length / size;
+  const head = opts.head ?? 'all';
+  let panels;
+  if (head === 'all') {
+    panels = Array.from({ length: H }, (_, hd) => ({ layer, head: hd, aggregate: 'head', values: A.weights.subarray(hd * size, (hd + 1) * size) }));
+  } else if (head === 'mean' || head === 'max') {
+    panels = [{ layer, head: null, aggregate: head, values: (head === 'mean' ? meanOverHeads : maxOverHeads)(A.weights, H, rows, cols) }];
+  } else if (head === 'rollout') {
+    if (!side.square) usage('--head rollout needs self-attention (--attention self or encoder): rollout multiplies square maps through the layers');
+    panels = [{ layer, head: null, aggregate: 'rollout', values: rollout(side.layers.slice(0, layer + 1).map((ly) => side.pick(ly).weights), H, rows)[layer] }];
+  } else {
+    const hd = integer('head', head, 0);
+    if (hd === undefined || hd >= H) usage(`--head (${head}) must be a head index in [0, ${H - 1}], all, mean, max or rollout`);
+    panels = [{ layer, head: hd, aggregate: 'head', values: A.weights.subarray(hd * size, (hd + 1) * size) }];
+  }
+  // masked cells: −∞ scores of the shown heads (aggregates mix heads: none)
+  if (A.scores && panels[0].aggregate === 'head') {
+    for (const p of panels) p.masked = Uint8Array.from(A.scores.subarray(p.head * size, (p.head + 1) * size), (s) => (s === -Infinity ? 1 : 0));
+  }
+  // one colour domain for every panel, [0, largest weight of the layer's heads] as the page's attention view
+  let hi = 0;
+  for (const p of panels) for (const v of p.values) if (v > hi) hi = v;
+  if (panels[0].aggregate === 'head') for (const v of A.weights) if (v > hi) hi = v;
+  for (const p of panels) p.domain = [0, hi > 0 ? hi : 1];
+  return { figure: { ...base, panels }, H };
+}
+
+const AGG_TITLE = { mean: 'mean over heads', max: 'max over heads', rollout: 'attention rollout' };
+
+function panelTitle(p) {
+  return p.aggregate === 'head' ? `head ${p.head}` : AGG_TITLE[p.aggregate];
+}
+
+function titleOf(command, f, r) {
+  const what = { self: 'self-attention', cross: 'cross-attention (target → source)', encoder: 'encoder self-attention' }[r.attention];
+  if (command === 'overview') return `${f.model} · ${what} · every layer × head`;
+  const p = f.panels[0];
+  const which = f.panels.length > 1 ? 'every head' : p.aggregate === 'rollout' ? `rollout through layer ${r.layer}` : panelTitle(p);
+  return `${f.model} · layer ${r.layer} · ${what} · ${which}`;
+}
+
+/** The bytes or text of the figure in `format`. */
+function render(command, format, built, r, opts) {
+  const f = built.figure;
+  if (format === 'csv') return toCsv(f);
+  if (format === 'json') return toJson(f);
+  const paletteName = oneOfOpt('palette', opts.palette, Object.keys(PALETTES), 'viridis');
+  const palette = paletteFrom(chromatic[PALETTES[paletteName]]);
+  const title = titleOf(command, f, r);
+  let svg;
+  let img;
+  if (command === 'lines') {
+    const threshold = opts.threshold === undefined ? 0.004 : Number(opts.threshold);
+    if (!(threshold >= 0 && threshold <= 1) || opts.threshold === '') usage(`--threshold (${opts.threshold}) must be a number in [0, 1]`);
+    const weights = new Float32Array(f.panels.length * f.rows * f.cols);
+    f.panels.forEach((p, k) => weights.set(p.values, k * f.rows * f.cols));
+    const colorOf = (p) => chromatic.schemeTableau10[(p.aggregate === 'head' ? p.head : 0) % 10];
+    const o = {
+      tokens: f.tokens, keyTokens: f.keyTokens, weights, rows: f.rows, cols: f.cols, threshold, title,
+      colors: f.panels.map(colorOf), labels: f.panels.map(panelTitle),
+    };
+    if (format === 'svg') svg = linesSvg(o);
+    else img = linesRaster(o, 2);
+  } else {
+    if (opts.threshold !== undefined) usage('--threshold applies only to lines');
+    let spec;
+    if (command === 'overview') {
+      spec = overviewGrid({ layers: built.layers, heads: built.H, rows: f.rows, cols: f.cols, title, palette });
+    } else {
+      const matrix = new Float32Array(f.panels.length * f.rows * f.cols);
+      const masked = f.panels[0].masked ? new Uint8Array(matrix.length) : undefined;
+      f.panels.forEach((p, k) => {
+        matrix.set(p.values, k * f.rows * f.cols);
+        if (masked) masked.set(p.masked, k * f.rows * f.cols);
+      });
+      spec = heatmapGrid({
+        tokens: f.tokens, keyTokens: f.keyTokens, matrix, rows: f.rows, cols: f.cols, title, palette, masked,
+        domain: f.panels[0].domain, panelTitles: f.panels.map(panelTitle),
+        panelData: f.panels.map((p) => ({ layer: p.layer, head: p.aggregate === 'head' ? p.head : p.aggregate })),
+      });
+    }
+    if (format === 'svg') svg = gridSvg(spec);
+    else img = gridRaster(spec, 2);
+  }
+  if (svg !== undefined) return svg;
+  const png = new pngjs.PNG({ width: img.width, height: img.height });
+  png.data = Buffer.from(img.data.buffer, img.data.byteOffset, img.data.byteLength);
+  return pngjs.PNG.sync.write(png);
+}
+
+async function main(argv, { stdout = process.stdout, stderr = process.stderr } = {}) {
+  let model = null;
+  try {
+    const parsed = parseArgs(argv);
+    if (parsed.help) {
+      stdout.write(HELP);
+      return 0;
+    }
+    const { command, text, opts } = parsed;
+    const ext = opts.output ? path.extname(opts.output).slice(1).toLowerCase() : '';
+    const format = oneOfOpt('format', opts.format, FORMATS, FORMATS.includes(ext) ? ext : 'svg');
+    if (format === 'png' && !opts.output && stdout.isTTY) usage('refusing to write PNG to a terminal: add -o FILE or redirect the output');
+    const simdEnv = process.env.ATTNSCOPE_SIMD;
+    const as = await createAttnScope({ simd: simdEnv === 'true' ? true : simdEnv === 'false' ? false : 'auto' });
+    const loaded = await loadModel(as, opts);
+    model = loaded.model;
+    let r;
+    try {
+      r = run(model, text, opts, command);
+    } catch (e) {
+      if (e instanceof UsageError) throw e;
+      usage(e.message); // the core's message about the text ("run: text has no tokens", maxTokens, …)
+    }
+    const out = render(command, format, figureOf(command, r, opts, loaded.name, text), r, opts);
+    if (opts.output) await writeFile(opts.output, out);
+    else await new Promise((resolve, reject) => stdout.write(out, (e) => (e ? reject(e) : resolve())));
+    return 0;
+  } catch (e) {
+    if (e instanceof UsageError) {
+      stderr.write(`attnscope: ${e.message}\n`);
+      return 2;
+    }
+    stderr.write(`attnscope: ${e.stack ?? e.message}\n`);
+    return 1;
+  } finally {
+    model?.delete();
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));
