@@ -10,7 +10,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="$ROOT/build/fuzz"
 SECONDS_PER_TARGET="${1:-60}"
 shift || true
-ALL_TARGETS=(fuzz_tokenize fuzz_bpe fuzz_wordpiece fuzz_tokenizer_json fuzz_safetensors fuzz_attention fuzz_model)
+ALL_TARGETS=(fuzz_tokenize fuzz_bpe fuzz_wordpiece fuzz_tokenizer_json fuzz_safetensors fuzz_attention fuzz_model fuzz_hf_checkpoint)
 TARGETS=("$@")
 [[ ${#TARGETS[@]} -eq 0 ]] && TARGETS=("${ALL_TARGETS[@]}")
 
