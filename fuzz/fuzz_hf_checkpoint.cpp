@@ -1,7 +1,15 @@
 // fuzz_hf_checkpoint.cpp: model::HfCheckpointLoader (JS `as.loadPretrained`): begin(config.json, tokenizer, header,
 // file size) -> feed(offset, chunk)... -> finish(), then run() on the model it builds.
 //
-// Input layout (seeds: fuzz/corpus/fuzz_hf_checkpoint, made from tests/fixtures/hf's configs and layout):
+// Seeds (fuzz/corpus/fuzz_hf_checkpoint, each < 4096 bytes, fuzz.sh's -max_len): tiny checkpoints in
+// tests/fixtures/hf's layout with its configs shrunk (GPT-2: d 2, 1 layer, 8 positions, vocab 300; BERT: d 4, 2 heads,
+// 1 layer, 8 positions, vocab 24) — gpt2 F16 `transformer.` names + BOOL attn.bias + 0-dim masked_bias in 7-byte
+// chunks; gpt2 BF16 unprefixed with U8 attn.bias, whole file as header; BertModel F32 in 5-byte chunks; BertForMaskedLM
+// BF16 `bert.` names, old gamma/beta, cls.predictions in 3-byte chunks; faults (wrong offset, stop early, 8-byte header);
+// and tests/fixtures/hf/bad's configs (llama, silu, relative_key) and bert-truncated-header.safetensors, plus a
+// BPE tokenizer larger than a BERT config's vocab_size. ATTNSCOPE_FUZZ_VERBOSE=1 prints what each input reached.
+//
+// Input layout:
 //   byte 0      flags: bit 0 tokenizer (0: the small byte-level BPE of fuzz_common.h, 1: a small WordPiece vocab.txt);
 //               bits 1-2 header given to begin (0: 8 + the declared length, capped as pretrained.js does; 1: only the
 //               first min(8, size) bytes; 2: the whole file; 3: as 0 minus one byte); bit 3 feed one chunk at a wrong
