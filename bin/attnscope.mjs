@@ -225,8 +225,8 @@ function figureOf(command, r, opts, modelName, text) {
     if (!side.square) usage('--head rollout needs self-attention (--attention self or encoder): rollout multiplies square maps through the layers');
     panels = [{ layer, head: null, aggregate: 'rollout', values: rollout(side.layers.slice(0, layer + 1).map((ly) => side.pick(ly).weights), H, rows)[layer] }];
   } else {
-    const hd = integer('head', head, 0);
-    if (hd === undefined || hd >= H) usage(`--head (${head}) must be a head index in [0, ${H - 1}], all, mean, max or rollout`);
+    const hd = /^\d+$/.test(head) ? Number(head) : -1;
+    if (hd < 0 || hd >= H) usage(`--head (${head}) must be a head index in [0, ${H - 1}], all, mean, max or rollout`);
     panels = [{ layer, head: hd, aggregate: 'head', values: A.weights.subarray(hd * size, (hd + 1) * size) }];
   }
   // masked cells: −∞ scores of the shown heads (aggregates mix heads: none)
