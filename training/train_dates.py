@@ -78,7 +78,7 @@ def alignment(model, tok, items):
 
 
 def main():
-    steps = C.steps_arg(3000)
+    steps = C.steps_arg(1200)
     C.setup(SEED)
     rng = random.Random(SEED)
     train_dates, _ = D.split()

@@ -102,7 +102,7 @@ def crispness(model, tok, digit_strings):
 
 
 def main():
-    steps = C.steps_arg(3000)
+    steps = C.steps_arg(2000)
     C.setup(SEED)
     rng = random.Random(SEED)
     tok = C.CharTokenizer(" 0123456789>")
