@@ -11,7 +11,7 @@ const PAD = 10;
 /**
  * linesLayout({ tokens, keyTokens = tokens, weights [P, rows, cols], rows, cols, colors: P CSS colours,
  *               labels?: P names, title?, threshold = 0.004, width = 240 })
- * → { width, height, pitch, x0, x1, y(i), links: [{ p, i, j, w, opacity }], legendY }
+ * → { width, height, pitch, x0, x1, y(i), links: [{ p, i, j, w, opacity }], legendY (swatches; the note below) }
  */
 export function linesLayout(o) {
   const fn = 'linesSvg';
@@ -45,7 +45,7 @@ export function linesLayout(o) {
   const legendW = PAD + (o.labels ?? colors).reduce((s, t, p) => s + 20 + textWidth(o.labels?.[p] ?? `H${p}`), 0);
   width = Math.max(width, legendW, o.title ? 2 * PAD + textWidth(o.title, 13) : 0);
   return {
-    width: Math.ceil(width), height: legendY + 12 + PAD, pitch, x0, x1, top, labelW, colors, threshold, keyTokens,
+    width: Math.ceil(width), height: legendY + 28 + PAD, pitch, x0, x1, top, labelW, colors, threshold, keyTokens,
     y: (i) => top + (i + 0.5) * pitch, links, legendY,
   };
 }
@@ -74,7 +74,7 @@ export function linesSvg(o) {
     out.push(`<text class="tick" x="${num(x + 15)}" y="${num(L.legendY + 9)}">${escapeXml(label)}</text>`);
     x += 20 + textWidth(label);
   });
-  out.push(`<text class="tick" x="${num(L.width - PAD)}" y="${num(L.legendY + 9)}" text-anchor="end">${escapeXml(`opacity = weight · links ≥ ${L.threshold}`)}</text>`);
+  out.push(`<text class="tick" x="${PAD}" y="${num(L.legendY + 25)}">${escapeXml(`opacity = weight · links ≥ ${L.threshold}`)}</text>`);
   out.push('</g>', '</svg>');
   return `${out.join('\n')}\n`;
 }
