@@ -94,7 +94,7 @@ void check_side(const RunTrace& t, const SideTrace& s, const ModelConfig& c, std
   for (const auto* v : {&s.embeddings, &s.positional, &s.input, &s.output})
     FUZZ_CHECK(v->size() == n * d && fuzz::all_finite(*v), "%s: embeddings/positional/input/output size %zu or non-finite",
                what, v->size());
-  const int expected_layers = is_decoder_stack ? c.num_decoder_layers : c.num_layers;
+  const int expected_layers = is_decoder_stack ? c.num_decoder_layers.value_or(c.num_layers) : c.num_layers;
   FUZZ_CHECK(static_cast<int>(s.layers.size()) == expected_layers, "%s: %zu layers, expected %d", what,
              s.layers.size(), expected_layers);
   const bool causal = c.architecture == Architecture::kDecoder || is_decoder_stack;
@@ -146,8 +146,9 @@ Built decode_config(FuzzedDataProvider& fdp, fuzz::FloatSource& fs) {
   const int head_dim = fdp.ConsumeIntegralInRange<int>(1, 4);
   c.d_model = bad ? fdp.ConsumeIntegralInRange<int>(-1, 16) : c.num_heads * head_dim;
   c.num_layers = fdp.ConsumeIntegralInRange<int>(bad ? -1 : 0, 2);
-  c.num_decoder_layers = fdp.ConsumeIntegralInRange<int>(0, 2);
-  c.d_ff = fdp.ConsumeIntegralInRange<int>(bad ? -1 : 0, 8);
+  // 0: leave the member unset (the core's default)
+  if (const int layers = fdp.ConsumeIntegralInRange<int>(0, 2); layers != 0) c.num_decoder_layers = layers;
+  if (const int d_ff = fdp.ConsumeIntegralInRange<int>(bad ? -1 : 0, 8); d_ff != 0) c.d_ff = d_ff;
   c.norm_first = f1 & 1;
   c.activation = (f1 & 2) ? Activation::kGelu : Activation::kRelu;
   static const double kEps[] = {1e-5, 1e-3, 0.5, 0.0, -1.0, NAN};

@@ -116,7 +116,7 @@ const SPEC = {
   dModel: whole(),
   numHeads: whole(),
   numLayers: whole(0),
-  numDecoderLayers: whole(0),
+  numDecoderLayers: whole(),
   dFF: whole(),
   normFirst: bool(),
   activation: word(),

@@ -91,8 +91,9 @@ core::Result<ModelDescription> describe(ModelConfig& c) {
   ATTN_TRY(check_range("dModel", c.d_model, 1, kMaxDModel));
   ATTN_TRY(check_range("numHeads", c.num_heads, 1, kMaxDModel));
   ATTN_TRY(check_range("numLayers", c.num_layers, 0, kMaxLayers));
+  // numDecoderLayers, when given, is at least 1; its default is numLayers (which may be 0)
+  if (c.num_decoder_layers) ATTN_TRY(check_range("numDecoderLayers", *c.num_decoder_layers, 1, kMaxLayers));
   if (!c.num_decoder_layers) c.num_decoder_layers = c.num_layers;
-  ATTN_TRY(check_range("numDecoderLayers", *c.num_decoder_layers, 0, kMaxLayers));
   const bool enc_dec = c.architecture == Architecture::kEncoderDecoder;
   // numHeads matters only when some layer has learned (multi-head) attention; a weightless model such as the
   // classic 3-d example (attention 'simple', numLayers 1) keeps the default numHeads and reports 1 head.
