@@ -8,11 +8,9 @@ import path from 'node:path';
 import * as chromatic from 'd3-scale-chromatic';
 import pngjs from 'pngjs';
 import { createAttnScope } from '../bindings/js/index.js';
-import { meanOverHeads, maxOverHeads, rollout } from '../web/aggregates.js';
 import {
-  paletteFrom, heatmapGrid, overviewGrid, linesSvg, gridRaster, linesRaster, toCsv, toJson,
+  paletteFrom, figureOf, figureSvg, figureRaster, toCsv, toJson,
 } from '../web/render/index.js';
-import { gridSvg } from '../web/render/grid.js';
 
 const HELP = `attnscope — attention figures from the command line (SVG, PNG, CSV, JSON)
 
@@ -159,146 +157,51 @@ async function loadModel(as, opts) {
   }
 }
 
-/** Which stack the view reads: { layers, tokens, ids, keyTokens, keyIds, pick(layer) → weights, square }. */
-function sideOf(trace, attention, isEncDec) {
-  if (!isEncDec && attention !== 'self') usage(`--attention ${attention} needs an encoder-decoder model (this one has self-attention only)`);
-  if (attention === 'encoder') {
-    const s = trace.source;
-    return { layers: s.layers, tokens: s.tokens, ids: s.ids, keyTokens: s.tokens, keyIds: s.ids, pick: (ly) => ly.attention, square: true };
-  }
-  if (attention === 'cross') {
-    return { layers: trace.layers, tokens: trace.tokens, ids: trace.ids, keyTokens: trace.source.tokens, keyIds: trace.source.ids, pick: (ly) => ly.cross, square: false };
-  }
-  return { layers: trace.layers, tokens: trace.tokens, ids: trace.ids, keyTokens: trace.tokens, keyIds: trace.ids, pick: (ly) => ly.attention, square: true };
-}
-
 function run(model, text, opts, command) {
   const isEncDec = model.config.architecture === 'encoder-decoder';
   const attention = oneOfOpt('attention', opts.attention, ['self', 'cross', 'encoder'], 'self');
+  if (!isEncDec && attention !== 'self') usage(`--attention ${attention} needs an encoder-decoder model (this one has self-attention only)`);
   if (opts.target !== undefined && !isEncDec) usage('--target applies only to encoder-decoder models');
+  if (command === 'overview' && opts.layer !== undefined) usage('--layer does not apply to overview (it shows every layer)');
+  if (command === 'overview' && opts.head !== undefined) usage('--head does not apply to overview (it shows every head)');
+  if (command !== 'lines' && opts.threshold !== undefined) usage('--threshold applies only to lines');
   let input = text;
   if (isEncDec) input = { source: text, target: opts.target ?? model.generate(text).text };
   const probe = model.run(input, { trace: 'none' });
   const nLayers = attention === 'encoder' ? probe.source.layers.length : probe.layers.length;
   if (nLayers === 0) usage('this model has no attention layers to draw');
   let layer = integer('layer', opts.layer) ?? 0;
-  if (command === 'overview' && opts.layer !== undefined) usage('--layer does not apply to overview (it shows every layer)');
   if (layer < -nLayers || layer >= nLayers) usage(`--layer (${layer}) must be in [${-nLayers}, ${nLayers - 1}] (this model has ${nLayers} layers)`);
   if (layer < 0) layer += nLayers;
   // the shown layer in full (its scores mark masked cells grey, as the page), every other layer's weights only
   const trace = model.run(input, { trace: 'weights', [attention === 'encoder' ? 'fullSource' : 'full']: [layer] });
-  return { trace, layer, attention, input, side: sideOf(trace, attention, isEncDec) };
+  return { trace, layer, attention, input };
 }
 
-/** The figure (web/render/data.js) a command draws, plus how to draw it. */
-function figureOf(command, r, opts, modelName, text) {
-  const { side, layer } = r;
-  const rows = side.tokens.length;
-  const cols = side.keyTokens.length;
-  const size = rows * cols;
-  const base = {
-    view: command, model: modelName, text: r.input, attention: r.attention,
-    tokens: side.tokens, ids: side.ids, keyTokens: side.keyTokens, keyIds: side.keyIds, rows, cols,
-  };
-  if (command === 'overview') {
-    if (opts.head !== undefined) usage('--head does not apply to overview (it shows every head)');
-    const layers = side.layers.map((ly) => side.pick(ly).weights);
-    const H = layers[0].length / size;
-    const panels = [];
-    layers.forEach((w, l) => {
-      for (let hd = 0; hd < H; hd++) {
-        const values = w.subarray(hd * size, (hd + 1) * size);
-        panels.push({ layer: l, head: hd, aggregate: 'head', values, domain: [0, Math.max(0, ...values) || 1] });
-      }
+/** The figure (web/render/figure.js) a command draws; figureOf's messages name the CLI's options. */
+function figure(command, r, opts, modelName) {
+  const head = opts.head === undefined ? 'all' : /^\d+$/.test(opts.head) ? Number(opts.head) : opts.head;
+  try {
+    return figureOf(r.trace, {
+      view: command, layer: command === 'overview' ? undefined : r.layer, head, attention: r.attention, model: modelName, text: r.input,
     });
-    return { figure: { ...base, panels }, layers, H };
+  } catch (e) {
+    return usage(e.message.replace(/^figureOf: (\w+) \(/, '--$1 (').replace(/^figureOf: head rollout needs self-attention \(attention /, '--head rollout needs self-attention (--attention '));
   }
-  const A = side.pick(side.layers[layer]);
-  const H = A.weights.length / size;
-  const head = opts.head ?? 'all';
-  let panels;
-  if (head === 'all') {
-    panels = Array.from({ length: H }, (_, hd) => ({ layer, head: hd, aggregate: 'head', values: A.weights.subarray(hd * size, (hd + 1) * size) }));
-  } else if (head === 'mean' || head === 'max') {
-    panels = [{ layer, head: null, aggregate: head, values: (head === 'mean' ? meanOverHeads : maxOverHeads)(A.weights, H, rows, cols) }];
-  } else if (head === 'rollout') {
-    if (!side.square) usage('--head rollout needs self-attention (--attention self or encoder): rollout multiplies square maps through the layers');
-    panels = [{ layer, head: null, aggregate: 'rollout', values: rollout(side.layers.slice(0, layer + 1).map((ly) => side.pick(ly).weights), H, rows)[layer] }];
-  } else {
-    const hd = /^\d+$/.test(head) ? Number(head) : -1;
-    if (hd < 0 || hd >= H) usage(`--head (${head}) must be a head index in [0, ${H - 1}], all, mean, max or rollout`);
-    panels = [{ layer, head: hd, aggregate: 'head', values: A.weights.subarray(hd * size, (hd + 1) * size) }];
-  }
-  // masked cells: −∞ scores of the shown heads (aggregates mix heads: none)
-  if (A.scores && panels[0].aggregate === 'head') {
-    for (const p of panels) p.masked = Uint8Array.from(A.scores.subarray(p.head * size, (p.head + 1) * size), (s) => (s === -Infinity ? 1 : 0));
-  }
-  // one colour domain for every panel, [0, largest weight of the layer's heads] as the page's attention view
-  let hi = 0;
-  for (const p of panels) for (const v of p.values) if (v > hi) hi = v;
-  if (panels[0].aggregate === 'head') for (const v of A.weights) if (v > hi) hi = v;
-  for (const p of panels) p.domain = [0, hi > 0 ? hi : 1];
-  return { figure: { ...base, panels }, H };
-}
-
-const AGG_TITLE = { mean: 'mean over heads', max: 'max over heads', rollout: 'attention rollout' };
-
-function panelTitle(p) {
-  return p.aggregate === 'head' ? `head ${p.head}` : AGG_TITLE[p.aggregate];
-}
-
-function titleOf(command, f, r) {
-  const what = { self: 'self-attention', cross: 'cross-attention (target → source)', encoder: 'encoder self-attention' }[r.attention];
-  if (command === 'overview') return `${f.model} · ${what} · every layer × head`;
-  const p = f.panels[0];
-  const which = f.panels.length > 1 ? 'every head' : p.aggregate === 'rollout' ? `rollout through layer ${r.layer}` : panelTitle(p);
-  return `${f.model} · layer ${r.layer} · ${what} · ${which}`;
 }
 
 /** The bytes or text of the figure in `format`. */
-function render(command, format, built, r, opts) {
-  const f = built.figure;
+function render(f, format, opts) {
   if (format === 'csv') return toCsv(f);
   if (format === 'json') return toJson(f);
   const paletteName = oneOfOpt('palette', opts.palette, Object.keys(PALETTES), 'viridis');
-  const palette = paletteFrom(chromatic[PALETTES[paletteName]]);
-  const title = titleOf(command, f, r);
-  let svg;
-  let img;
-  if (command === 'lines') {
-    const threshold = opts.threshold === undefined ? 0.004 : Number(opts.threshold);
-    if (!(threshold >= 0 && threshold <= 1) || opts.threshold === '') usage(`--threshold (${opts.threshold}) must be a number in [0, 1]`);
-    const weights = new Float32Array(f.panels.length * f.rows * f.cols);
-    f.panels.forEach((p, k) => weights.set(p.values, k * f.rows * f.cols));
-    const colorOf = (p) => chromatic.schemeTableau10[(p.aggregate === 'head' ? p.head : 0) % 10];
-    const o = {
-      tokens: f.tokens, keyTokens: f.keyTokens, weights, rows: f.rows, cols: f.cols, threshold, title,
-      colors: f.panels.map(colorOf), labels: f.panels.map(panelTitle),
-    };
-    if (format === 'svg') svg = linesSvg(o);
-    else img = linesRaster(o, 2);
-  } else {
-    if (opts.threshold !== undefined) usage('--threshold applies only to lines');
-    let spec;
-    if (command === 'overview') {
-      spec = overviewGrid({ layers: built.layers, heads: built.H, rows: f.rows, cols: f.cols, title, palette });
-    } else {
-      const matrix = new Float32Array(f.panels.length * f.rows * f.cols);
-      const masked = f.panels[0].masked ? new Uint8Array(matrix.length) : undefined;
-      f.panels.forEach((p, k) => {
-        matrix.set(p.values, k * f.rows * f.cols);
-        if (masked) masked.set(p.masked, k * f.rows * f.cols);
-      });
-      spec = heatmapGrid({
-        tokens: f.tokens, keyTokens: f.keyTokens, matrix, rows: f.rows, cols: f.cols, title, palette, masked,
-        domain: f.panels[0].domain, panelTitles: f.panels.map(panelTitle),
-        panelData: f.panels.map((p) => ({ layer: p.layer, head: p.aggregate === 'head' ? p.head : p.aggregate })),
-      });
-    }
-    if (format === 'svg') svg = gridSvg(spec);
-    else img = gridRaster(spec, 2);
+  const style = { palette: paletteFrom(chromatic[PALETTES[paletteName]]), headColors: chromatic.schemeTableau10 };
+  if (opts.threshold !== undefined) {
+    style.threshold = Number(opts.threshold);
+    if (!(style.threshold >= 0 && style.threshold <= 1) || opts.threshold.trim() === '') usage(`--threshold (${opts.threshold}) must be a number in [0, 1]`);
   }
-  if (svg !== undefined) return svg;
+  if (format === 'svg') return figureSvg(f, style);
+  const img = figureRaster(f, style, 2);
   const png = new pngjs.PNG({ width: img.width, height: img.height });
   png.data = Buffer.from(img.data.buffer, img.data.byteOffset, img.data.byteLength);
   return pngjs.PNG.sync.write(png);
@@ -327,7 +230,7 @@ async function main(argv, { stdout = process.stdout, stderr = process.stderr } =
       if (e instanceof UsageError) throw e;
       usage(e.message); // the core's message about the text ("run: text has no tokens", maxTokens, …)
     }
-    const out = render(command, format, figureOf(command, r, opts, loaded.name, text), r, opts);
+    const out = render(figure(command, r, opts, loaded.name), format, opts);
     if (opts.output) await writeFile(opts.output, out);
     else await new Promise((resolve, reject) => stdout.write(out, (e) => (e ? reject(e) : resolve())));
     return 0;

@@ -8,8 +8,9 @@ import * as chromatic from 'd3-scale-chromatic';
 import { loadAs } from './helpers.js';
 import {
   paletteFrom, heatmapSvg, heatmapGrid, overviewSvg, overviewGrid, linesSvg, linesLayout, gridRaster, linesRaster,
-  toCsv, toJson, escapeXml,
+  toCsv, toJson, escapeXml, figureOf, figureSvg, figureRaster,
 } from '../../web/render/index.js';
+import { meanOverHeads, rollout } from '../../web/aggregates.js';
 
 const ENTITIES = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
 
@@ -297,4 +298,46 @@ test('render: bad arguments name the function and the argument', () => {
   assert.throws(() => toCsv({ tokens: ['a', 'b'], rows: 2, cols: 2, panels: [] }), { message: 'toCsv: panels must be a non-empty array' });
   assert.throws(() => toJson({ tokens: ['a', 'b'], rows: 2, cols: 2, panels: [{ values: new Float32Array(3) }] }),
     { message: 'toJson: panels[0].values length (3) must be rows·cols (4)' });
+});
+
+test('figureOf: every head of a layer, one domain for the layer, masked cells from the full layer\'s scores', async () => {
+  const as = await loadAs();
+  const model = as.createModel({ architecture: 'decoder', dModel: 8, numHeads: 2, numLayers: 2, seed: 11 });
+  let r;
+  try {
+    r = model.run('one two three four', { trace: 'weights', full: [1] });
+  } finally {
+    model.delete();
+  }
+  const { n } = r;
+  const f = figureOf(r, { view: 'heatmap', layer: 1, model: 'm' });
+  assert.equal(f.title, 'm · layer 1 · self-attention · every head');
+  assert.equal(f.panels.length, 2);
+  const w = r.layers[1].attention.weights;
+  f.panels.forEach((p, hd) => {
+    assert.deepEqual(Array.from(p.values), Array.from(w.subarray(hd * n * n, (hd + 1) * n * n)));
+    assert.deepEqual(p.domain, [0, maxOf(w)]);
+    p.masked.forEach((m, k) => assert.equal(m, Math.floor(k / n) < k % n ? 1 : 0)); // causal: j > i blocked
+  });
+  // layer 0 was not asked for in full: no scores, so nothing is marked masked
+  assert.equal(figureOf(r, { view: 'heatmap', layer: 0 }).panels[0].masked, undefined);
+  // aggregates are web/aggregates.js's, each one panel with its own domain
+  const mean = figureOf(r, { view: 'heatmap', layer: 1, head: 'mean' }).panels[0];
+  assert.deepEqual(Array.from(mean.values), Array.from(meanOverHeads(w, 2, n)));
+  assert.deepEqual(mean.domain, [0, maxOf(mean.values)]);
+  const roll = figureOf(r, { view: 'lines', layer: 1, head: 'rollout' }).panels[0];
+  assert.deepEqual(Array.from(roll.values), Array.from(rollout(r.layers.map((ly) => ly.attention.weights), 2, n)[1]));
+  // the figure draws: one cell per entry of each panel, and its raster is twice the SVG's size
+  const style = { palette: viridis, headColors: chromatic.schemeTableau10 };
+  const svg = parseXml(figureSvg(f, style));
+  assert.equal(cellsOf(svg).length, 2 * n * n);
+  assert.equal(figureRaster(f, style, 2).width, 2 * Number(svg.attrs.width));
+  const ov = figureOf(r, { view: 'overview' });
+  assert.equal(ov.panels.length, 4);
+  assert.equal(cellsOf(parseXml(figureSvg(ov, style))).length, 4 * n * n);
+  // bad requests name the argument
+  assert.throws(() => figureOf(r, { view: 'pie' }), { message: 'figureOf: view ("pie") must be one of heatmap, lines, overview' });
+  assert.throws(() => figureOf(r, { view: 'heatmap', layer: 2 }), { message: 'figureOf: layer (2) must be in [0, 1]' });
+  assert.throws(() => figureOf(r, { view: 'heatmap', head: 2 }), { message: 'figureOf: head (2) must be a head index in [0, 1], all, mean, max or rollout' });
+  assert.throws(() => figureOf(r, { view: 'heatmap', attention: 'cross' }), { message: "figureOf: attention ('cross') needs an encoder-decoder trace (this one has self-attention only)" });
 });
