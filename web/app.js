@@ -20,6 +20,10 @@ import { predictionsView } from './views/predictions.js';
 import {
   meanOverHeads, maxOverHeads, rollout, headEntropy, headDistance, filterLinks,
 } from './aggregates.js';
+import * as colors from './colors.js';
+import {
+  figureOf, figureSvg, figureRaster, toCsv, toJson,
+} from './render/index.js';
 
 const $ = (id) => document.getElementById(id);
 const state = parse(location.hash);
@@ -598,7 +602,41 @@ function change(key, value, delay = 120) {
   schedule(delay);
 }
 
+/**
+ * Export buttons (issue 14): downloads the attention view (its heatmap or lines) or the model view as SVG,
+ * PNG (2×), CSV or JSON — the figure web/render/figure.js builds from the trace: the shown layer, the selected
+ * heads or the aggregate, the same colour domain and masked cells (the threshold / top-k filter is not applied).
+ */
+function exportView(view, format) {
+  if (!trace?.layers?.length) return;
+  const n = trace.n;
+  const layer = Math.min(state.layer, trace.layers.length - 1);
+  const H = trace.layers[layer].attention.weights.length / (n * n);
+  const head = state.agg === 'heads' ? selectedHeads(state, H) : state.agg;
+  const f = figureOf(trace, {
+    view, layer, head: view === 'overview' ? undefined : head, model: traceState?.model, text: trace.texts,
+  });
+  const style = { palette: colors.weights, headColors: colors.heads };
+  const save = (blob) => {
+    const a = h('a', { href: URL.createObjectURL(blob), download: `attnscope-${view}${view === 'overview' ? '' : `-layer${layer}`}.${format}` });
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+  };
+  if (format === 'png') {
+    const img = figureRaster(f, style, 2);
+    const canvas = h('canvas');
+    canvas.width = img.width;
+    canvas.height = img.height;
+    canvas.getContext('2d').putImageData(new ImageData(img.data, img.width, img.height), 0, 0);
+    canvas.toBlob(save, 'image/png');
+  } else {
+    const text = format === 'svg' ? figureSvg(f, style) : format === 'csv' ? toCsv(f) : toJson(f);
+    save(new Blob([text], { type: { svg: 'image/svg+xml', csv: 'text/csv', json: 'application/json' }[format] }));
+  }
+}
+
 function wire() {
+  for (const b of document.querySelectorAll('button[data-export]')) b.addEventListener('click', () => exportView(b.dataset.export, b.dataset.format));
   for (const r of document.querySelectorAll('input[name=mode]')) r.addEventListener('change', () => change('mode', r.value, 0));
   for (const id of SELECT_IDS) $(id).addEventListener('change', () => change(id, $(id).value, 0));
   for (const id of NUMBER_IDS) {

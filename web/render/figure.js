@@ -40,8 +40,9 @@ const maxOf = (values) => {
 /**
  * figureOf(trace, { view, layer = 0, head = 'all', attention = 'self', model?, text? }) → figure (data.js)
  * trace: model.run's result (trace 'weights' is enough; a layer's scores, when present, mark its −∞ cells
- * masked). head: a head index, 'all', 'mean', 'max' or 'rollout' (through `layer`); overview ignores layer
- * and head and shows every layer × head, each scaled to its own maximum. figure.title says what it shows.
+ * masked). head: a head index, a list of them (the page's selected heads), 'all', 'mean', 'max' or 'rollout'
+ * (through `layer`); overview ignores layer and head and shows every layer × head, each scaled to its own
+ * maximum. figure.title says what it shows.
  */
 export function figureOf(trace, o = {}) {
   const { view, attention = 'self', head = 'all', layer = 0 } = o;
@@ -70,16 +71,17 @@ export function figureOf(trace, o = {}) {
   }
   if (!Number.isInteger(layer) || layer < 0 || layer >= L) throw new RangeError(`${FN}: layer (${layer}) must be in [0, ${L - 1}]`);
   const A = side.pick(side.layers[layer]);
-  const isHead = Number.isInteger(head) && head >= 0 && head < H;
-  if (!isHead && head !== 'all' && !AGGREGATES.includes(head)) {
+  const isHead = (x) => Number.isInteger(x) && x >= 0 && x < H;
+  const isList = Array.isArray(head) && head.length > 0 && head.every(isHead);
+  if (!isHead(head) && !isList && head !== 'all' && !AGGREGATES.includes(head)) {
     throw new RangeError(`${FN}: head (${head}) must be a head index in [0, ${H - 1}], all, mean, max or rollout`);
   }
   if (head === 'rollout' && !side.square) {
     throw new RangeError(`${FN}: head rollout needs self-attention (attention self or encoder): rollout multiplies square maps through the layers`);
   }
   let panels;
-  if (head === 'all' || isHead) {
-    const heads = head === 'all' ? [...Array(H).keys()] : [head];
+  if (head === 'all' || isHead(head) || isList) {
+    const heads = head === 'all' ? [...Array(H).keys()] : isList ? head : [head];
     panels = heads.map((hd) => ({
       layer, head: hd, aggregate: 'head', values: A.weights.subarray(hd * size, (hd + 1) * size),
       // masked cells: the −∞ scores of this head, when the trace holds this layer in full
@@ -94,7 +96,7 @@ export function figureOf(trace, o = {}) {
   // [0, the map's largest value] for an aggregate (the page's aggregate view)
   const hi = maxOf(panels[0].aggregate === 'head' ? A.weights : panels[0].values);
   for (const p of panels) p.domain = [0, hi > 0 ? hi : 1];
-  const which = panels.length > 1 ? 'every head' : head === 'rollout' ? `rollout through layer ${layer}` : panelTitle(panels[0]);
+  const which = head === 'all' && H > 1 ? 'every head' : panels.length > 1 ? `heads ${head.join(', ')}` : head === 'rollout' ? `rollout through layer ${layer}` : panelTitle(panels[0]);
   return { ...base, title: `${o.model ?? 'model'} · layer ${layer} · ${WHAT[attention]} · ${which}`, heads: H, panels };
 }
 
