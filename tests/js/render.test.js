@@ -319,6 +319,11 @@ test('figureOf: every head of a layer, one domain for the layer, masked cells fr
     assert.deepEqual(p.domain, [0, maxOf(w)]);
     p.masked.forEach((m, k) => assert.equal(m, Math.floor(k / n) < k % n ? 1 : 0)); // causal: j > i blocked
   });
+  // the page's selected heads: a list
+  const picked = figureOf(r, { view: 'heatmap', layer: 1, head: [1], model: 'm' });
+  assert.deepEqual(picked.panels.map((p) => p.head), [1]);
+  assert.equal(picked.title, 'm · layer 1 · self-attention · head 1');
+  assert.equal(figureOf(r, { view: 'heatmap', layer: 1, head: [1, 0], model: 'm' }).title, 'm · layer 1 · self-attention · heads 1, 0');
   // layer 0 was not asked for in full: no scores, so nothing is marked masked
   assert.equal(figureOf(r, { view: 'heatmap', layer: 0 }).panels[0].masked, undefined);
   // aggregates are web/aggregates.js's, each one panel with its own domain
