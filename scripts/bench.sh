@@ -2,8 +2,11 @@
 # `npm run bench`: the comparative JS benchmark (bench/attention_bench.mjs: attnscope SIMD/scalar vs plain
 # JS, onnxruntime-web, tfjs-wasm; table also written to build/bench/attention.md), then, if it has been
 # built (cmake -DATTNSCOPE_BENCH=ON under emcmake), the wasm kernel benchmark (GEMM/softmax, scalar vs
-# SIMD). Arguments go to attention_bench.mjs (--quick for a short smoke run). Speed is reported, never
-# asserted. Needs the module in dist/ (scripts/build.sh) and the npm dev dependencies (npm ci).
+# SIMD), then the GPT-2 small benchmark (bench/gpt2_bench.mjs: a random 124 M-parameter checkpoint loaded
+# in Node and Chromium, forward and generate times; table in build/bench/gpt2.md; ATTNSCOPE_BENCH_GPT2=0
+# skips it). Arguments go to attention_bench.mjs (--quick for a short smoke run; gpt2_bench.mjs gets
+# --quick too). Speed is reported, never asserted. Needs the module in dist/ (scripts/build.sh) and the
+# npm dev dependencies (npm ci).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,4 +36,13 @@ if [[ -f $KERNELS ]]; then
 else
   echo
   echo "(kernel benchmark not built: $KERNELS is missing; configure build/wasm with -DATTNSCOPE_BENCH=ON to add GEMM/softmax kernel figures)"
+fi
+
+if [[ ${ATTNSCOPE_BENCH_GPT2:-1} != 0 ]]; then
+  echo
+  echo "## GPT-2 small (bench/gpt2_bench.mjs)"
+  echo
+  gpt2_args=()
+  for a in "$@"; do [[ $a == --quick ]] && gpt2_args+=(--quick); done
+  node bench/gpt2_bench.mjs "${gpt2_args[@]}" || exit $?
 fi
