@@ -4,7 +4,7 @@
 // origin, relative to this module — never from the network at large.
 //
 // Why the list is a constant here and not read from the files: `bundledModels` is synchronous in Node and in
-// browsers, and reading six config.json files (or an index) at createAttnScope() time would cost every user a
+// browsers, and reading every config.json (or an index) at createAttnScope() time would cost every user a
 // request (and an offline failure mode) for a feature they may not use. tests/js/bundled.test.js checks that
 // this list equals the models/*/config.json fields, so it cannot drift from the files.
 import { fail, unwrap } from './errors.js';
@@ -37,13 +37,7 @@ export const BUNDLED = Object.freeze([
     name: 'english',
     task: 'English character-level language model',
     architecture: 'decoder',
-    description: "A small character-level language model trained on WordNet's dictionary glosses ('a tightly knit group ...'). Look for a previous-token head (a bright line just below the diagonal) in the first layer, and for induction heads in later layers: type a random string twice, e.g. 'xqzvjk xqzvjk', and in the second copy those heads look at the character that followed the same character in the first copy.",
-  },
-  {
-    name: 'chinese-poems',
-    task: 'Chinese character-level language model',
-    architecture: 'decoder',
-    description: 'A small character-level language model trained on the 300 Tang poems, whose lines have a fixed length (five or seven characters, then punctuation). Look for heads that attend to the character at the same position of the previous verse or line: parallelism is part of the form, and the model uses the fixed period to know where a verse ends.',
+    description: "A small character-level language model trained on WordNet's dictionary glosses ('a tightly knit group ...'). Its heads mostly look at the last few characters: several put about a third of their weight on the previous character (layer 1 head 2 the most), which is how it spells words. Try a random string typed twice, e.g. 'xqzvjk xqzvjk': this model is too small and briefly trained to have formed induction heads, so the second copy does not look back at the first one (induction scores stay near 0.01).",
   },
   {
     name: 'nadaraya-watson',
@@ -67,7 +61,12 @@ async function readModelFile(name, file, text) {
       return fail('Error', `${FN}: could not read ${url.pathname} (${e.code ?? e.message})`);
     }
   }
-  const response = await fetch(url);
+  let response;
+  try {
+    response = await fetch(url);
+  } catch (e) {
+    return fail('Error', `${FN}: could not load ${url.pathname} (${e.message})`);
+  }
   if (!response.ok) fail('Error', `${FN}: could not load ${url.pathname} (HTTP ${response.status})`);
   return text ? response.text() : new Uint8Array(await response.arrayBuffer());
 }

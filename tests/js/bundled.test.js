@@ -58,7 +58,9 @@ function checkGreedy(model, ref) {
   for (const c of ref.cases) {
     const g = model.generate(c.input, { maxNewTokens: c.maxNewTokens ?? 32 });
     assert.deepEqual(Array.from(g.ids), c.outputIds, `${ref.model}: greedy ids of ${JSON.stringify(c.input)}`);
-    assert.equal(g.text, c.output);
+    // attnscope's text keeps a generated '<unk>' visible; the training scripts' decode drops every special token
+    assert.equal(g.text, g.tokens.join(''));
+    assert.equal(g.tokens.filter((tok) => tok !== '<unk>').join(''), c.output);
   }
 }
 
@@ -86,7 +88,7 @@ test("loadBundled: the API.md example, dates rewrites 'November 22, 2026'", asyn
   }
 });
 
-for (const name of ['reverse', 'english', 'chinese-poems']) {
+for (const { name } of as.bundledModels.filter((m) => m.architecture === 'decoder')) {
   test(`loadBundled: ${name} equals PyTorch's reference (greedy outputs, attention, next-token probabilities)`, async () => {
     const model = await as.loadBundled(name);
     try {
@@ -284,7 +286,7 @@ test('package: the tarball ships the models and loadBundled works from an instal
     const app = path.join(dir, 'app');
     execFileSync('mkdir', ['-p', app]);
     writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--offline', path.join(dir, filename)], { cwd: app, encoding: 'utf8' });
+    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', path.join(dir, filename)], { cwd: app, encoding: 'utf8' });
     writeFileSync(path.join(app, 'main.js'), `
       import { createAttnScope } from 'attnscope';
       const as = await createAttnScope({ simd: ${JSON.stringify(process.env.ATTNSCOPE_SIMD === 'false' ? false : 'auto')} });
