@@ -57,6 +57,8 @@ Examples:
   attnscope lines "7 3 9 1>19375" --model reverse --layer -1 --format png -o reverse.png
   attnscope overview "November 22, 2026" --model dates --attention cross --format json
 
+Environment: ATTNSCOPE_SIMD=true|false loads the SIMD128 or the scalar build (default: SIMD when supported);
+ATTNSCOPE_DEBUG=1 adds the stack to an unexpected error's message.
 Exit codes: 0 done, 2 bad arguments (the message says which), 1 anything else.
 `;
 
@@ -239,7 +241,7 @@ async function main(argv, { stdout = process.stdout, stderr = process.stderr } =
       stderr.write(`attnscope: ${e.message}\n`);
       return 2;
     }
-    stderr.write(`attnscope: ${e.stack ?? e.message}\n`);
+    stderr.write(`attnscope: ${e.message}${process.env.ATTNSCOPE_DEBUG ? `\n${e.stack}` : ''}\n`);
     return 1;
   } finally {
     model?.delete();

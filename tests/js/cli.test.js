@@ -222,6 +222,10 @@ test('attnscope --help: documents every command and option, exit 0', async () =>
 });
 
 test('attnscope: bad arguments print one clear line on stderr and exit 2', async () => {
+  // the bundled models' names as the module lists them (a model added to the package joins the message)
+  const bundled = (await loadAs()).bundledModels;
+  const names = bundled.map((m) => m.name).join(', ');
+  const drawable = bundled.filter((m) => ['decoder', 'encoder-decoder'].includes(m.architecture)).map((m) => m.name).join(', ');
   const cases = [
     [[], 'a command is required: heatmap, lines, overview (see attnscope --help)'],
     [['plot', 'x'], 'command ("plot") must be one of heatmap, lines, overview'],
@@ -239,8 +243,8 @@ test('attnscope: bad arguments print one clear line on stderr and exit 2', async
     [['heatmap', 'x', '--d-model', '10', '--heads', '3'], 'createModel: dModel (10) must be divisible by numHeads (3)'],
     [['heatmap', 'x', '--heads', '0'], '--heads (0) must be an integer ≥ 1'],
     [['heatmap', 'x', '--architecture', 'rnn'], '--architecture (rnn) must be one of encoder, decoder'],
-    [['heatmap', 'x', '--model', 'gpt5'], "--model (gpt5) must be 'random', a bundled model (dates, dates-bahdanau, reverse, english, chinese-poems, nadaraya-watson) or a checkpoint folder path"],
-    [['heatmap', 'x', '--model', 'dates-bahdanau'], '--model dates-bahdanau is a gru-bahdanau model without transformer layers; these views need one of dates, reverse, english, chinese-poems'],
+    [['heatmap', 'x', '--model', 'gpt5'], `--model (gpt5) must be 'random', a bundled model (${names}) or a checkpoint folder path`],
+    [['heatmap', 'x', '--model', 'dates-bahdanau'], `--model dates-bahdanau is a gru-bahdanau model without transformer layers; these views need one of ${drawable}`],
     [['heatmap', 'x', '--model', './no-such-folder'], '--model ./no-such-folder: cannot read config.json (ENOENT); a checkpoint folder holds config.json, model.safetensors and tokenizer.json'],
     [['heatmap', 'x', '--model', 'reverse', '--seed', '3'], '--seed applies only to --model random'],
     [['heatmap', 'x', '--attention', 'cross'], '--attention cross needs an encoder-decoder model (this one has self-attention only)'],
