@@ -1,7 +1,7 @@
 // generate_bench.mjs: greedy generation speed of the bundled models, tokens per second, with the key/value cache
 // (model.generate) and without it (a loop of model.run over the growing prefix, taking next.ids[0] each time).
 // Layer: bench (public `attnscope` entry only; never asserts time). Run: `node bench/generate_bench.mjs
-// [--simd true|false] [--tokens N]`. Method: one warm-up, then 7 timed runs per way, medians; the ratio is
+// [--simd true|false] [--tokens N]`. Method: one warm-up, then 15 timed runs per way, medians; the ratio is
 // median ÷ median of this one run (the machine is shared, so absolute numbers from different runs do not compare).
 //
 // Without the cache, `dates` (encoder-decoder) reruns source and target every step. Its run() reads the target
@@ -18,7 +18,7 @@ const arg = (name, fallback) => {
 };
 const simd = { true: true, false: false }[arg('simd', 'auto')] ?? 'auto';
 const maxNewTokens = Number(arg('tokens', '64'));
-const REPEATS = 7;
+const REPEATS = 15;
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
