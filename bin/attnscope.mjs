@@ -20,7 +20,7 @@ Usage:
   attnscope overview "<text>" [options]   every layer × head as small heatmaps (each scaled to its own maximum)
 
 Model:
-  --model NAME|DIR|random   a bundled model (dates, reverse, english, chinese-poems), a Hugging Face GPT-2 or BERT
+  --model NAME|DIR|random   a bundled transformer (dates, reverse, english), a Hugging Face GPT-2 or BERT
                             checkpoint folder holding config.json, model.safetensors and tokenizer.json, or
                             'random' (default): a seeded random transformer configured by the options below
   --architecture A          random: encoder (default) | decoder
