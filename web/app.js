@@ -605,7 +605,8 @@ function change(key, value, delay = 120) {
 /**
  * Export buttons (issue 14): downloads the attention view (its heatmap or lines) or the model view as SVG,
  * PNG (2×), CSV or JSON — the figure web/render/figure.js builds from the trace: the shown layer, the selected
- * heads or the aggregate, the same colour domain and masked cells (the threshold / top-k filter is not applied).
+ * heads or the aggregate, the same colour domain and masked cells, and the attention view's threshold / top-k
+ * filter applied as on screen (web/aggregates.js filterLinks; the model view shows every weight).
  */
 function exportView(view, format) {
   if (!trace?.layers?.length) return;
@@ -616,6 +617,9 @@ function exportView(view, format) {
   const f = figureOf(trace, {
     view, layer, head: view === 'overview' ? undefined : head, model: traceState?.model, text: trace.texts,
   });
+  if (view !== 'overview' && (state.thr > 0 || state.topk > 0)) {
+    for (const p of f.panels) p.values = filterLinks(p.values, f.rows, f.cols, { threshold: state.thr, topK: state.topk }).values;
+  }
   const style = { palette: colors.weights, headColors: colors.heads };
   const save = (blob) => {
     const a = h('a', { href: URL.createObjectURL(blob), download: `attnscope-${view}${view === 'overview' ? '' : `-layer${layer}`}.${format}` });
