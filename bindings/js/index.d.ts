@@ -296,7 +296,7 @@ export interface AttnScope {
    * RangeError listing the bundled names. Free the model with delete().
    * @example (await as.loadBundled('dates')).generate('November 22, 2026').text  // '2026-11-22'
    */
-  loadBundled(name: 'dates' | 'reverse' | 'english' | 'chinese-poems'): Promise<Model>;
+  loadBundled(name: 'dates' | 'reverse' | 'english'): Promise<Model>;
   loadBundled(name: 'dates-bahdanau'): Promise<GruModel>;
   loadBundled(name: 'nadaraya-watson'): Promise<KernelRegressionModel>;
   loadBundled(name: string): Promise<Model | GruModel | KernelRegressionModel>;
