@@ -13,22 +13,25 @@ std::vector<double> lm_logits(const EmbedArgs& a, const RunVocab& vocab, std::sp
   const int d = a.m->d_model;
   const std::int32_t count = a.encoder->vocab_size(vocab);
   std::vector<double> logits(static_cast<std::size_t>(std::max(count, 0)));
-  if (a.m->head.lm_head) {
-    // W [d_model, vocab] ([in, out]): logit_v = Σ_c h_c W[c, v] + b_v
-    const auto w = (*a.params)["lm_head.weight"];
-    const auto b = (*a.params)["lm_head.bias"];
-    const auto V = static_cast<std::size_t>(count);
-    for (int c = 0; c < d; ++c) {
-      const double hc = h[static_cast<std::size_t>(c)];
-      const float* row = w.data() + static_cast<std::size_t>(c) * V;
-      for (std::size_t v = 0; v < V; ++v) logits[v] += hc * static_cast<double>(row[v]);
+  if (count <= 0) return logits;
+  const EmbeddingSpec& e = a.m->embedding;
+  const auto table = (*a.params)["embedding.weight"];
+  if (a.m->head.lm_head || (e.rows == TokenRows::kTable && !e.seeded_fallback && a.user->by_id.empty() &&
+                            table.size() >= static_cast<std::size_t>(count) * static_cast<std::size_t>(d))) {
+    // A checkpoint's head, in float32 as the frameworks compute it, on the GEMM kernels: with lm_head
+    // logits = h W + b (W [d_model, vocab]); tied, logits = h Eᵀ with E the token table [vocab, d_model].
+    std::vector<float> z(static_cast<std::size_t>(count));
+    const core::ConstMatView hv{h.data(), 1, d, d};
+    if (a.m->head.lm_head) {
+      ops::linear(hv, (*a.params)["lm_head.weight"], (*a.params)["lm_head.bias"], core::MatView{z.data(), 1, count, count});
+    } else {
+      ops::matmul_nt(hv, core::ConstMatView{table.data(), count, d, d}, core::MatView{z.data(), 1, count, count});
     }
-    if (!b.empty()) {
-      for (std::size_t v = 0; v < V; ++v) logits[v] += b[v];
-    }
+    std::copy(z.begin(), z.end(), logits.begin());
     return logits;
   }
-  // tied: logit_v = h · E_v with E_v the token's embedding row (before the embedding scale)
+  // createModel's tied head over seeded / user / loaded rows, in double: logit_v = h · E_v with E_v the token's
+  // embedding row (before the embedding scale)
   std::vector<float> row(static_cast<std::size_t>(d));
   for (std::int32_t id = 0; id < count; ++id) {
     token_row(a, id, a.encoder->fixed_vocabulary() ? std::string() : vocab.tokens[static_cast<std::size_t>(id)], row);
