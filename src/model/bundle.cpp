@@ -221,6 +221,7 @@ core::Result<std::unique_ptr<Transformer>> load_bundled_transformer(std::string_
     s->final_norm = names.count(s->name + ".norm.weight") > 0;
     s->final_norm_eps = cfg.value().eps;
   }
+  m.target_bos = m.has_source;  // the decoder was trained on <s> + target (training/common.py)
   m.head.next_token = true;
   m.head.lm_head = names.count("lm_head.weight") > 0;
   m.head.lm_bias = m.head.lm_head && names.count("lm_head.bias") > 0;

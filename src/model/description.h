@@ -82,6 +82,7 @@ struct ModelDescription {
   StackSpec source;      // encoder-decoder: the encoder stack over the source
   HeadSpec head;
   bool wrap_cls_sep = false;  // BERT: [CLS] text [SEP]
+  bool target_bos = false;    // encoder-decoder: run()'s target side starts with the begin token (bundled models)
 };
 
 }  // namespace attnscope::model

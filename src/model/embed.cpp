@@ -75,7 +75,7 @@ core::Result<std::vector<float>> positional_rows(const EmbedArgs& a, int rows) {
 }
 
 core::Result<SideTrace> embed(const EmbedArgs& a, std::string_view text, const char* what, RunVocab& vocab, int pad_to,
-                              int pad_multiple) {
+                              int pad_multiple, bool begin_token) {
   const ModelDescription& m = *a.m;
   const EmbeddingSpec& e = m.embedding;
   auto r = a.encoder->encode(text, vocab, a.op, what);
@@ -90,6 +90,12 @@ core::Result<SideTrace> embed(const EmbedArgs& a, std::string_view text, const c
     tk.tokens.push_back(a.encoder->token_text(sp.sep, vocab));
     tk.ids.push_back(sp.sep);
     tk.offsets.insert(tk.offsets.end(), {len, len});
+  }
+  if (begin_token) {
+    const std::int32_t bos = a.encoder->specials().bos;
+    tk.tokens.insert(tk.tokens.begin(), a.encoder->token_text(bos, vocab));
+    tk.ids.insert(tk.ids.begin(), bos);
+    tk.offsets.insert(tk.offsets.begin(), {0, 0});
   }
   const long long n = static_cast<long long>(tk.tokens.size());
   if (n == 0) return core::range_error(a.op, what, std::string(what) + " has no tokens");

@@ -36,8 +36,9 @@ struct EmbedArgs {
 
 // Tokenizes `text` (argument name `what`), checks its length against max_tokens and the position table, pads
 // (pad_to, or pad_multiple: up to the next multiple, at least one '<pad>') and builds the rows up to `input`.
+// begin_token: the side starts with the vocabulary's begin token (offsets [0,0]), as a trained decoder reads it.
 core::Result<SideTrace> embed(const EmbedArgs& a, std::string_view text, const char* what, RunVocab& vocab, int pad_to,
-                              int pad_multiple);
+                              int pad_multiple, bool begin_token = false);
 
 // The first `rows` rows of the model's positional table [rows, d_model] (sinusoidal: computed; learned: the
 // table; none: zeros), for plotting.

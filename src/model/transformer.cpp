@@ -183,7 +183,7 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
     const char* tgt_what = two_sided ? "target" : "text";
     auto src = embed(ea, source, src_what, vocab, o.pad_to, o.pad_multiple);
     if (!src.ok()) return src.status();
-    auto tgt = embed(ea, target, tgt_what, vocab, o.pad_to, o.pad_multiple);
+    auto tgt = embed(ea, target, tgt_what, vocab, o.pad_to, o.pad_multiple, m_.target_bos);
     if (!tgt.ok()) return tgt.status();
     out.has_source = true;
     out.source = std::move(src).value();
