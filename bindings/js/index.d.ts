@@ -98,7 +98,8 @@ export interface ModelConfig {
   numDecoderLayers?: number;
   dFF?: number;
   normFirst?: boolean;
-  activation?: 'relu' | 'gelu';
+  /** 'gelu' is exact (erf); 'gelu-tanh' the tanh approximation (GPT-2's gelu_new). */
+  activation?: 'relu' | 'gelu' | 'gelu-tanh';
   eps?: number;
   positional?: 'sinusoidal' | 'learned' | 'none';
   positionalBase?: number;
@@ -113,7 +114,11 @@ export interface ModelConfig {
 
 export interface AttentionTrace {
   q?: Float32Array; k?: Float32Array; v?: Float32Array;
+  /** full trace: [H, n, m] q_i·k_j per head, before the scale and the mask */
+  dots?: Float32Array;
   scores?: Float32Array; weights?: Float32Array; concat?: Float32Array; output?: Float32Array;
+  /** full trace: [H, n] the softmax's row max over unmasked scores and Σ exp(score − max) (0 for a fully blocked row) */
+  rowMax?: Float32Array; rowSum?: Float32Array;
   /** trace 'full': the factor applied to q·k (float32 1/√headDim; 1 for a 'simple' layer). */
   scale?: number;
 }
@@ -127,6 +132,8 @@ export interface AttentionTrace {
  */
 export interface LayerTrace {
   kind: 'encoder' | 'decoder' | 'simple';
+  /** this layer kept the full trace (trace 'full', or listed in run option `full`) */
+  full: boolean;
   input?: Float32Array;
   attention: AttentionTrace;
   cross?: AttentionTrace;
@@ -134,6 +141,9 @@ export interface LayerTrace {
   residual2?: Float32Array; norm2?: Float32Array;
   /** decoder layers with cross-attention only */
   residual3?: Float32Array; norm3?: Float32Array;
+  /** [n] the per-row mean and biased variance LayerNorm normK normalised with (full trace) */
+  norm1Mean?: Float32Array; norm1Var?: Float32Array; norm2Mean?: Float32Array; norm2Var?: Float32Array;
+  norm3Mean?: Float32Array; norm3Var?: Float32Array;
   /** [n, dFF] activation(y·W1 + b1), y the feed-forward input */
   ffHidden?: Float32Array;
   /** [n, dModel] ffHidden·W2 + b2, before the residual */
@@ -145,20 +155,64 @@ export interface SideTrace {
   /** n counts the '<pad>' tokens of run option padTo; nReal the text's own tokens (rows 0..nReal-1). */
   tokens: string[]; ids: Int32Array; offsets: Int32Array; n: number; nReal: number;
   embeddings: Float32Array; positional: Float32Array; input: Float32Array;
-  layers: LayerTrace[]; output: Float32Array;
+  layers: LayerTrace[];
+  /** the stack's result (GPT-2: after ln_f) */
+  output: Float32Array;
+  /** stacks with a final norm (GPT-2): the last layer's output before it */
+  lastLayerOutput?: Float32Array;
 }
+
+export interface TopK { tokens: string[]; ids: Int32Array; probs: Float32Array }
 
 export interface ModelRun extends SideTrace {
   dModel: number; numHeads: number; headDim: number; dFF: number;
-  next: { tokens: string[]; ids: Int32Array; probs: Float32Array };
+  /** top-k next token of the last real token (models with a next-token head; empty otherwise) */
+  next: TopK;
+  /** BERT with an MLM head: the top-k at each [MASK] (position = index into tokens) */
+  masks?: (TopK & { position: number })[];
   source?: SideTrace;
+  /** run option positionalTable: the first rows of the positional table [positionalRows, dModel] */
+  positionalTable?: Float32Array; positionalRows?: number;
 }
 
+export interface RunOptions {
+  /** what every layer keeps: 'full' (default), 'weights' (attention weights + output), 'none' (output) */
+  trace?: 'full' | 'weights' | 'none';
+  /** layer indices that keep the full trace whatever `trace` says; fullSource: the encoder side's */
+  full?: ArrayLike<number>; fullSource?: ArrayLike<number>;
+  /** also return this many rows of the positional table (positionalTable) */
+  positionalTable?: number;
+  /** pad with '<pad>' keys to this many positions, or to the next multiple of padMultiple (at least one pad) */
+  padTo?: number; padMultiple?: number;
+  /** size of next / masks (default: the model's topK) */
+  topK?: number;
+}
+
+export interface Generation { text: string; ids: Int32Array; tokens: string[]; stoppedAtEnd: boolean }
+
 export interface Model {
-  readonly config: Readonly<Required<Omit<ModelConfig, 'weights' | 'embeddings' | 'tokenizer'>> & { tokenizer: 'word' | 'char' | 'bpe' }>;
-  run(input: string | { source: string; target: string }, options?: { trace?: 'full' | 'weights' | 'none'; padTo?: number }): ModelRun;
+  /** The model's config with every default applied, read back from the core. */
+  readonly config: Readonly<Record<string, unknown> & { architecture: string; dModel: number; numHeads: number; dFF: number }>;
+  run(input: string | { source: string; target: string }, options?: RunOptions): ModelRun;
+  /**
+   * Greedy decoding (argmax, ties to the smaller id) with a key/value cache; stops at the end token or after
+   * maxNewTokens (default 32). Language models continue `input`; encoder-decoder models translate it.
+   */
+  generate(input: string, options?: { maxNewTokens?: number }): Generation;
   parameters(): { name: string; shape: number[] }[];
   delete(): void;
+}
+
+/** as.loadPretrained's options (API.md "Pretrained checkpoints"). */
+export interface PretrainedOptions {
+  /** config.json (text or parsed): model_type 'gpt2' or 'bert' */
+  config: string | Record<string, unknown>;
+  /** model.safetensors; a Blob/File is read in chunks */
+  weights: Uint8Array | ArrayBuffer | Blob;
+  /** tokenizer.json (text or parsed), { vocab, merges } (GPT-2 files) or { vocab, lowercase } (BERT vocab.txt) */
+  tokenizer: string | Record<string, unknown> | { vocab: string | Record<string, number>; merges: string } | { vocab: string; lowercase?: boolean };
+  /** called while the weights load, non-decreasing in [0, 1] */
+  onProgress?: (fraction: number) => void;
 }
 
 export interface AttnScope {
@@ -282,6 +336,12 @@ export interface AttnScope {
    * @example const model = as.createModel({ dModel: 16, numHeads: 2, numLayers: 2 }); model.run('Hello world').layers[0].attention.weights
    */
   createModel(config?: ModelConfig): Model;
+
+  /**
+   * Loads a Hugging Face GPT-2 or BERT checkpoint (the user's own files; nothing leaves the process/page).
+   * @example const gpt2 = await as.loadPretrained({ config, weights: file, tokenizer }); gpt2.generate('Hello', { maxNewTokens: 8 })
+   */
+  loadPretrained(options: PretrainedOptions): Promise<Model>;
 
   /** Wasm heap facts, for leak checks. */
   memoryStats(): MemoryStats;
