@@ -6,7 +6,7 @@
 #include <span>
 #include <utility>
 
-#include "ops/activations.h"
+#include "ops/linear.h"
 
 namespace attnscope::model {
 
@@ -23,17 +23,15 @@ void keep_attention(AttentionTrace& t, attention::MhaOutput& m, bool full) {
 
 void fill_attention_details(AttentionTrace& t, int num_heads, int n, int m, int head_dim) {
   const auto H = static_cast<std::size_t>(num_heads), N = static_cast<std::size_t>(n),
-             M = static_cast<std::size_t>(m), D = static_cast<std::size_t>(head_dim), DM = H * D;
+             M = static_cast<std::size_t>(m), D = static_cast<std::size_t>(head_dim);
   // dots[h, i, j] = q_i · k_j over head h's columns (what the scale multiplies)
   if (!t.q.empty() && !t.k.empty()) {
     t.dots.resize(H * N * M);
+    const int hd = head_dim, dm = num_heads * head_dim;
     for (std::size_t h = 0; h < H; ++h) {
-      for (std::size_t i = 0; i < N; ++i) {
-        const std::span<const float> q(t.q.data() + i * DM + h * D, D);
-        for (std::size_t j = 0; j < M; ++j) {
-          t.dots[(h * N + i) * M + j] = ops::dot(q, std::span<const float>(t.k.data() + j * DM + h * D, D));
-        }
-      }
+      // Q_h K_hᵀ, the GEMM of the attention's step 2 without its scale
+      ops::matmul_nt(core::ConstMatView{t.q.data() + h * D, n, hd, dm}, core::ConstMatView{t.k.data() + h * D, m, hd, dm},
+                     core::MatView{t.dots.data() + h * N * M, n, m, m});
     }
   } else {
     t.dots = t.scores;  // the weightless attention: scores are the dot products
