@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "model/block.h"
+#include "ops/activations.h"
 #include "ops/linear.h"
 
 namespace attnscope::model {
@@ -18,14 +19,22 @@ std::vector<double> lm_logits(const EmbedArgs& a, const RunVocab& vocab, std::sp
   const auto table = (*a.params)["embedding.weight"];
   if (a.m->head.lm_head || (e.rows == TokenRows::kTable && !e.seeded_fallback && a.user->by_id.empty() &&
                             table.size() >= static_cast<std::size_t>(count) * static_cast<std::size_t>(d))) {
-    // A checkpoint's head, in float32 as the frameworks compute it, on the GEMM kernels: with lm_head
-    // logits = h W + b (W [d_model, vocab]); tied, logits = h Eᵀ with E the token table [vocab, d_model].
-    std::vector<float> z(static_cast<std::size_t>(count));
-    const core::ConstMatView hv{h.data(), 1, d, d};
+    // A checkpoint's head, in float32 as the frameworks compute it. One row only, so no GEMM (its packing of a
+    // 50,257 x 768 table would cost more than the product): with lm_head, logits = b + Σ_c h_c W[c, :] (a
+    // vectorisable row update per c); tied, logit_v = h · E_v with the SIMD dot kernel.
+    std::vector<float> z(static_cast<std::size_t>(count), 0.0f);
+    const auto V = static_cast<std::size_t>(count), D = static_cast<std::size_t>(d);
     if (a.m->head.lm_head) {
-      ops::linear(hv, (*a.params)["lm_head.weight"], (*a.params)["lm_head.bias"], core::MatView{z.data(), 1, count, count});
+      const auto w = (*a.params)["lm_head.weight"];
+      const auto b = (*a.params)["lm_head.bias"];
+      if (!b.empty()) std::copy_n(b.begin(), V, z.begin());
+      for (std::size_t c = 0; c < D; ++c) {
+        const float hc = h[c];
+        const float* row = w.data() + c * V;
+        for (std::size_t v = 0; v < V; ++v) z[v] += hc * row[v];
+      }
     } else {
-      ops::matmul_nt(hv, core::ConstMatView{table.data(), count, d, d}, core::MatView{z.data(), 1, count, count});
+      for (std::size_t v = 0; v < V; ++v) z[v] = ops::dot(h, std::span<const float>(table.data() + v * D, D));
     }
     std::copy(z.begin(), z.end(), logits.begin());
     return logits;
