@@ -21,16 +21,21 @@ def build(vocab_size, d_model, num_heads, num_layers, context, dropout=0.0):
                          dropout=dropout)
 
 
-def train(model, ids, context, batch_size, steps, peak_lr, seed):
-    """ids: LongTensor of the whole training corpus; random windows of context + 1 characters. Returns C.train's
-    timing."""
+def train(model, ids, context, batch_size, steps, peak_lr, seed, transform=None, ignore_index=-100):
+    """ids: LongTensor of the whole training corpus; random windows of context + 1 characters, passed through
+    transform(windows [B, context + 1], random.Random) -> windows when given; targets equal to ignore_index (e.g.
+    <unk>) are not learned, so greedy decoding never prefers them. Returns C.train's timing."""
     rng = torch.Generator().manual_seed(seed)
+    pyrng = random.Random(seed)
 
     def loss_fn(_):
         starts = torch.randint(0, len(ids) - context - 1, (batch_size,), generator=rng)
         win = torch.stack([ids[s:s + context + 1] for s in starts.tolist()])
+        if transform is not None:
+            win = transform(win, pyrng)
         logits = model.decode(win[:, :-1])
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), win[:, 1:].reshape(-1))
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), win[:, 1:].reshape(-1),
+                               ignore_index=ignore_index)
 
     return C.train(model, steps, peak_lr, 100, loss_fn, betas=(0.9, 0.95), log_every=100)
 
@@ -67,6 +72,48 @@ def previous_token(_text, ids, w):
     """Mean weight each query i >= 1 puts on key i - 1."""
     n = len(ids)
     return torch.stack([w[:, i, i - 1] for i in range(1, n)], 1).mean(1)
+
+
+def repeat_spans(letter_ids, repeat_text=0.25, repeat_random=0.25, min_len=8, max_len=40):
+    """A transform for train(): in a fraction repeat_text of the windows a random span of the window is copied
+    later into the same window (span then copy, both inside it); in a fraction repeat_random a random string of
+    letter_ids (min_len..max_len of them) is written twice in a row at a random place. Text that repeats within
+    the context is what makes induction heads worth learning."""
+    def transform(win, rng):
+        win = win.clone()
+        n = win.shape[1]
+        for row in range(win.shape[0]):
+            u = rng.random()
+            length = rng.randint(min_len, max_len)
+            if u < repeat_text:
+                a = rng.randint(0, n - 2 * length)
+                b = rng.randint(a + length, n - length)
+                win[row, b:b + length] = win[row, a:a + length].clone()
+            elif u < repeat_text + repeat_random:
+                r = torch.tensor([rng.choice(letter_ids) for _ in range(length)])
+                a = rng.randint(0, n - 2 * length)
+                win[row, a:a + length] = r
+                win[row, a + length:a + 2 * length] = r
+        return win
+    return transform
+
+
+def focus(chars):
+    """A score: mean over queries i >= 1 of the total weight on keys j <= i whose character is in chars."""
+    def score(text, ids, w):
+        n = len(ids)
+        on = torch.tensor([c in chars for c in text[:n]], dtype=w.dtype)
+        return torch.stack([(w[:, i, :i + 1] * on[:i + 1]).sum(1) for i in range(1, n)], 1).mean(1)
+    return score
+
+
+def focus_baseline(texts, chars, n_max):
+    """The same score for uniform causal attention (what focus() gives a head that does not prefer chars)."""
+    vals = []
+    for t in texts:
+        t = t[:n_max]
+        vals += [sum(c in chars for c in t[:i + 1]) / (i + 1) for i in range(1, len(t))]
+    return sum(vals) / len(vals)
 
 
 def induction_sequences(alphabet, count, length, seed):
