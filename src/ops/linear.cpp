@@ -15,6 +15,20 @@ void matmul_nt(core::ConstMatView a, core::ConstMatView b, core::MatView c, floa
 }
 
 void linear(core::ConstMatView x, std::span<const float> w, std::span<const float> b, core::MatView y) {
+  if (x.rows == 1) {
+    // One row (a decoding step): y = b + Σ_k x_k W[k, :], row updates the compiler vectorises. The GEMM would
+    // pack all of W into panels first, which for one row costs more than the product (GPT-2: 85 M floats per
+    // token).
+    float* out = y.data;
+    const auto n = static_cast<std::size_t>(y.cols);
+    for (std::size_t j = 0; j < n; ++j) out[j] = b.empty() ? 0.0f : b[j];
+    for (int k = 0; k < x.cols; ++k) {
+      const float xk = x.data[k];
+      const float* row = w.data() + static_cast<std::size_t>(k) * n;
+      for (std::size_t j = 0; j < n; ++j) out[j] += xk * row[j];
+    }
+    return;
+  }
   const core::ConstMatView wv{w.data(), x.cols, y.cols, y.cols};
   matmul_nn(x, wv, y, 1.0f, b.empty() ? nullptr : b.data());
 }
