@@ -1,0 +1,271 @@
+// sweep.test.js: the random bad-call sweep (issue 17). Thousands of wrong calls from a seeded PRNG
+// (ATTNSCOPE_SWEEP_SEED, printed) to every public entry point: loadPretrained, model.run, model.generate,
+// createModel, loadBundled. Each must throw an Error/TypeError/RangeError whose message starts with the function
+// name (never a WebAssembly.RuntimeError, a non-Error or a hang), and a correct call right after must still match
+// the tiny GPT-2 fixture's PyTorch attentions (tests/fixtures/hf/gpt2-lmhead-f32/expected.json).
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createAttnScope } from 'attnscope';
+
+const as = await createAttnScope({ simd: process.env.ATTNSCOPE_SIMD === 'false' ? false : 'auto' });
+const HF = new URL('../fixtures/hf/', import.meta.url);
+const read = (p) => readFileSync(new URL(p, HF));
+const text = (p) => readFileSync(new URL(p, HF), 'utf8');
+const SEED = Number(process.env.ATTNSCOPE_SWEEP_SEED ?? 0x17a11) >>> 0;
+console.log(`# sweep seed ${SEED} (ATTNSCOPE_SWEEP_SEED=${SEED} reproduces)`);
+
+function mulberry32(a) {
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const rnd = mulberry32(SEED);
+const int = (n) => Math.floor(rnd() * n);
+const pick = (xs) => xs[int(xs.length)];
+const randomBytes = (n) => Uint8Array.from({ length: n }, () => int(256));
+
+const GOOD = {
+  config: text('gpt2-lmhead-f32/config.json'),
+  weights: read('gpt2-lmhead-f32/model.safetensors'),
+  tokenizer: text('gpt2-lmhead-f32/tokenizer.json'),
+};
+const want = JSON.parse(text('gpt2-lmhead-f32/expected.json'));
+const ref = want.texts[0];
+const model = await as.loadPretrained(GOOD);
+
+/** The correct call after bad ones: attentions and ids equal the PyTorch fixture. */
+function checkGood(after) {
+  const r = model.run(ref.text);
+  assert.deepEqual(Array.from(r.ids), ref.ids, `after ${after}: ids`);
+  const { atol } = want.tolerance.attentions;
+  for (let l = 0; l < ref.attentions.length; l++) {
+    const got = r.layers[l].attention.weights;
+    assert.equal(got.length, ref.attentions[l].length);
+    for (let i = 0; i < got.length; i++) {
+      assert.ok(Math.abs(got[i] - ref.attentions[l][i]) <= atol, `after ${after}: attentions[${l}][${i}] ${got[i]} != ${ref.attentions[l][i]}`);
+    }
+  }
+}
+
+const describe = (v) => {
+  try {
+    const s = typeof v === 'function' ? 'function' : JSON.stringify(v, (k, x) => (typeof x === 'bigint' ? `${x}n`
+      : ArrayBuffer.isView(x) ? `${x.constructor.name}(${x.length})` : x instanceof ArrayBuffer ? `ArrayBuffer(${x.byteLength})`
+        : x instanceof Blob ? `Blob(${x.size})` : typeof x === 'string' && x.length > 40 ? `${x.slice(0, 40)}…(${x.length})` : x));
+    return s === undefined ? String(v) : s.length > 200 ? `${s.slice(0, 200)}…` : s;
+  } catch { return String(v); }
+};
+
+/** The error contract: an Error (or subclass other than WebAssembly.RuntimeError) starting with `fn: `. */
+function checkError(fn, e, lazyWhat) {
+  const ok = e instanceof Error && !(e instanceof WebAssembly.RuntimeError) && [Error, TypeError, RangeError].includes(e.constructor)
+    && e.message.startsWith(`${fn}: `);
+  if (ok) return;
+  const what = typeof lazyWhat === 'function' ? lazyWhat() : lazyWhat;
+  assert.ok(e instanceof Error, `${what}: threw a non-Error ${describe(e)}`);
+  assert.ok(!(e instanceof WebAssembly.RuntimeError), `${what}: WebAssembly.RuntimeError ${e.message}`);
+  assert.ok([Error, TypeError, RangeError].includes(e.constructor), `${what}: ${e.constructor.name}: ${e.message}`);
+  assert.ok(e.message.startsWith(`${fn}: `), `${what}: message does not start with '${fn}: ': ${e.message}`);
+}
+
+const withTimeout = (p, ms, what) => Promise.race([p, new Promise((_, rej) => setTimeout(() => rej(new Error(`HANG ${typeof what === 'function' ? what() : what}`)), ms).unref())]);
+
+/** Sync call that must throw. */
+function mustThrow(fn, call, what) {
+  let threw = null;
+  try { call(); } catch (e) { threw = e ?? { value: e }; }
+  assert.ok(threw !== null, (typeof what === 'function' ? what() : what) + ': did not throw');
+  checkError(fn, threw, what);
+}
+/** Async call that must reject. */
+async function mustReject(fn, call, what) {
+  let threw = null;
+  try { await withTimeout(Promise.resolve().then(call), 10000, what); } catch (e) { threw = e ?? { value: e }; }
+  assert.ok(threw !== null, (typeof what === 'function' ? what() : what) + ': did not reject');
+  assert.ok(!String(threw.message).startsWith('HANG'), threw.message);
+  checkError(fn, threw, what);
+}
+/** Edge calls that may succeed (lone surrogates, long text): if they throw, the contract holds. */
+function mayThrow(fn, call, what) {
+  try { const r = call(); return r; } catch (e) { checkError(fn, e, what); return null; }
+}
+
+// ---------------------------------------------------------------------------------------------- value pools
+const BAD_NUMBERS = [NaN, Infinity, -Infinity, -1, -0.5, 0.5, 2.25, 1e300, 2 ** 53, -(2 ** 31), Number.MAX_VALUE];
+const JUNK = () => pick([null, true, false, 0, 1, -1, NaN, Infinity, 3.5, '', 'x', '\0', '\ud800', [], [1, 2], {}, { a: 1 },
+  () => 1, Symbol('s'), 10n, new Uint8Array(3), new Float32Array(2), new Date(0), new Map(), /re/]);
+const STRINGS = () => pick(['', '\0', '\0\0abc', '\ud800', 'a\udfffb', '\udc00\ud800', 'x'.repeat(int(3) === 0 ? 100000 : 3000),
+  'Hello\u0000world', '😀'.repeat(50), String.fromCharCode(...Array.from({ length: 64 }, () => int(0x10000)))]);
+
+function pngRenamed() {
+  const b = randomBytes(64 + int(200));
+  b.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  return b;
+}
+function headerClaiming(bytes) {
+  const head = JSON.stringify({ 'wte.weight': { dtype: 'F32', shape: [50257, 8], data_offsets: [0, bytes] } });
+  const b = new Uint8Array(8 + head.length);
+  new DataView(b.buffer).setBigUint64(0, BigInt(head.length), true);
+  b.set(new TextEncoder().encode(head), 8);
+  return b;
+}
+function hugeHeaderLength() {
+  const b = new Uint8Array(16);
+  new DataView(b.buffer).setBigUint64(0, BigInt(10) * 2n ** 30n, true); // header length 10 GB
+  return b;
+}
+const badWeights = () => pick([
+  () => randomBytes(int(64)),
+  () => randomBytes(1000),
+  () => GOOD.weights.subarray(0, int(GOOD.weights.length - 1)),
+  () => GOOD.weights.subarray(0, 8 + int(200)),
+  pngRenamed,
+  () => headerClaiming(10 * 2 ** 30),
+  hugeHeaderLength,
+  () => read('bert-model-f32/model.safetensors'),
+  () => read(pick(['bad/empty.safetensors', 'bad/bert-truncated.safetensors', 'bad/bert-truncated-header.safetensors'])),
+  () => new Blob([randomBytes(int(300))]),
+  () => randomBytes(100).buffer,
+  () => JUNK(),
+  () => undefined,
+])();
+const badConfig = () => pick([
+  () => text('gpt2-lmhead-f32/config.json').slice(0, int(300)),
+  () => new TextDecoder().decode(randomBytes(int(200))),
+  () => text('bert-model-f32/config.json'),
+  () => text(pick(['bad/config-llama.json', 'bad/gpt2-config-activation-silu.json', 'bad/gpt2-config-scale-attn-by-inverse-layer-idx.json'])),
+  () => ({ ...JSON.parse(GOOD.config), [pick(['n_embd', 'n_head', 'n_layer', 'vocab_size', 'n_positions'])]: pick([...BAD_NUMBERS, 0, '8', null]) }),
+  () => ({ ...JSON.parse(GOOD.config), model_type: pick(['llama', '', 7, null]) }),
+  () => ({ ...JSON.parse(GOOD.config), n_embd: 9 }),
+  () => pick([1, true, [], [GOOD.config], () => 1, 10n, null, '']),
+])();
+const badTokenizer = () => pick([
+  () => JUNK(),
+  () => GOOD.tokenizer.slice(0, 1 + int(GOOD.tokenizer.length - 2)),
+  () => new TextDecoder().decode(randomBytes(int(300))),
+  () => ({ vocab: JUNK() }),
+  () => ({ vocab: '{}', merges: JUNK() }),
+  () => ({ vocab: 'a\nb\n', lowercase: 'yes' }),
+  () => ({ vocab: '{}', merges: '', extra: 1 }),
+  () => '{"model": {"type": "Unigram"}}',
+  () => '{"model": {"type": "BPE", "vocab": 5}}',
+])();
+
+// ------------------------------------------------------------------------------------------------ the sweep
+const counts = {};
+const count = (fn) => { counts[fn] = (counts[fn] ?? 0) + 1; };
+
+test('sweep: loadPretrained rejects random bad options with its name; the module keeps working', async () => {
+  const fn = 'loadPretrained';
+  for (let i = 0; i < 60; i++) {
+    const kind = int(6);
+    let opts;
+    if (kind === 0) opts = pick([JUNK(), undefined, 'config.json', [GOOD]]);
+    else if (kind === 1) opts = { ...GOOD, [pick(['colour', 'weight', 'Config', 'tokeniser', '', '__proto2__'])]: JUNK() };
+    else if (kind === 2) opts = { ...GOOD, config: badConfig() };
+    else if (kind === 3) opts = { ...GOOD, weights: badWeights() };
+    else if (kind === 4) opts = { ...GOOD, tokenizer: badTokenizer() };
+    else opts = { ...GOOD, onProgress: pick([1, 'f', {}, [], true, 10n]) };
+    if (kind === 0 && opts !== null && typeof opts === 'object' && !Array.isArray(opts) && Object.keys(opts).length === 0) opts = 5;
+    // a missing required key
+    if (kind === 1 && rnd() < 0.3) { opts = { ...GOOD }; delete opts[pick(['config', 'weights', 'tokenizer'])]; }
+    await mustReject(fn, () => as.loadPretrained(opts), () => `#${i} loadPretrained(${describe(opts)})`);
+    count(fn);
+    if (i % 10 === 0) checkGood(`loadPretrained #${i}`);
+  }
+  // mismatched files: BERT config + GPT-2 weights, GPT-2 config + BERT weights
+  await mustReject(fn, () => as.loadPretrained({ ...GOOD, config: text('bert-model-f32/config.json') }), 'BERT config + GPT-2 weights');
+  await mustReject(fn, () => as.loadPretrained({ ...GOOD, weights: read('bert-model-f32/model.safetensors') }), 'GPT-2 config + BERT weights');
+  count(fn); count(fn);
+  checkGood('loadPretrained sweep');
+});
+
+test('sweep: run and generate reject random bad input and options with their names', () => {
+  const RUN_KEYS = ['trace', 'full', 'fullSource', 'positionalTable', 'padTo', 'padMultiple', 'topK'];
+  const badOpt = (key) => {
+    if (key === 'trace') return pick(['all', '', 'FULL', 1, null, true, ['full']]);
+    if (key === 'full' || key === 'fullSource') return pick([1, 'all', [0.5], [-1], [NaN], [Infinity], ['0'], {}, [2 ** 53], null]);
+    return pick([...BAD_NUMBERS, '3', null, true, [], {}, 10n]);
+  };
+  const failures = [];
+  for (let i = 0; i < 1500; i++) {
+    const gen = rnd() < 0.35;
+    const fn = gen ? 'generate' : 'run';
+    const kind = int(4);
+    let input = ref.text;
+    let opts = {};
+    if (kind === 0) input = pick([pick([null, 0, NaN, 10n, [], {}, () => 1, new Uint8Array(3), true]), undefined, { source: 'a', target: 1 }, { text: 'a' }, ['Hello'], new String('Hello')]);
+    else if (kind === 1) opts = pick([null, 1, 'full', [], [1], true, () => 1, 10n]);
+    else if (kind === 2) opts = { [pick(['colour', 'maxTokens', 'Trace', 'pad', 'top_k', ''])]: JUNK() };
+    else opts = gen ? { maxNewTokens: pick([...BAD_NUMBERS, '4', null, true, [], 10n]) } : { [pick(RUN_KEYS)]: badOpt('x') };
+    if (kind === 3 && !gen) { const k = pick(RUN_KEYS); opts = { [k]: badOpt(k) }; }
+    // { source, target } with strings is not an error for run on a decoder (it may be accepted or refused): skip
+    // objects that happen to be plain strings; everything above is wrong for a GPT-2 model
+    const call = gen ? () => model.generate(input, opts) : () => model.run(input, opts);
+    try { mustThrow(fn, call, () => `#${i} ${fn}(${describe(input)}, ${describe(opts)})`); } catch (e) { failures.push(e.message); }
+    count(fn);
+    if (i % 50 === 0) checkGood(`${fn} #${i}`);
+  }
+  checkGood('run/generate sweep');
+  const distinct = [...new Set(failures.map((m) => m.replace(/^#\d+ /, '')))];
+  assert.equal(failures.length, 0, `${failures.length} bad calls broke the contract:\n${distinct.slice(0, 12).join('\n')}`);
+});
+
+test('sweep: edge strings (NUL, lone surrogates, very long) never crash run or generate', () => {
+  for (let i = 0; i < 60; i++) {
+    const s = STRINGS();
+    const gen = i % 3 === 0;
+    const fn = gen ? 'generate' : 'run';
+    const r = mayThrow(fn, () => (gen ? model.generate(s, { maxNewTokens: 2 }) : model.run(s, { trace: 'none' })), () => `${fn}(${describe(s)})`);
+    if (r !== null && !gen) assert.equal(r.ids.length, r.tokens.length);
+    count(`${fn} (edge strings)`);
+    checkGood(`${fn} edge #${i}`);
+  }
+  // padTo beyond the context, topK beyond the vocabulary: errors or results, never a crash
+  for (const opts of [{ padTo: 33 }, { padTo: 2 ** 31 }, { padMultiple: 2 ** 30 }, { topK: 2 ** 31 }, { positionalTable: 2 ** 31 }, { full: [99] }]) {
+    mayThrow('run', () => model.run(ref.text, { trace: 'weights', ...opts }), () => `run(${describe(opts)})`);
+    count('run (edge strings)');
+    checkGood(`run ${describe(opts)}`);
+  }
+  mayThrow('generate', () => model.generate(ref.text, { maxNewTokens: 1000 }), 'generate past the context');
+  checkGood('generate past the context');
+});
+
+test('sweep: createModel rejects random bad configs with its name', () => {
+  const KEYS = ['dModel', 'numHeads', 'numLayers', 'dFF', 'vocab', 'tokenizer', 'positional', 'maxLen', 'seed', 'embeddings'];
+  for (let i = 0; i < 600; i++) {
+    const kind = int(3);
+    let cfg;
+    if (kind === 0) cfg = pick([null, 1, 'gpt2', [], [1], true, () => 1, 10n]);
+    else if (kind === 1) cfg = { [pick(['colour', 'd_model', 'layers', 'heads', 'Vocab'])]: JUNK() };
+    else cfg = { [pick(KEYS)]: pick([...BAD_NUMBERS, JUNK(), STRINGS()]) };
+    if (kind === 2 && cfg.embeddings !== undefined && typeof cfg.embeddings === 'object' && cfg.embeddings !== null && !Array.isArray(cfg.embeddings) && Object.keys(cfg.embeddings).length === 0) cfg.embeddings = 5; // {} is a valid empty map
+    if (kind === 2 && typeof Object.values(cfg)[0] === 'string' && ['vocab', 'tokenizer', 'positional'].includes(Object.keys(cfg)[0])) {
+      // a string may be a valid vocab/tokenizer/positional value: only the contract is checked
+      const m = mayThrow('createModel', () => as.createModel(cfg), `createModel(${describe(cfg)})`);
+      m?.delete();
+    } else {
+      mustThrow('createModel', () => as.createModel(cfg), () => `#${i} createModel(${describe(cfg)})`);
+    }
+    count('createModel');
+    if (i % 50 === 0) checkGood(`createModel #${i}`);
+  }
+  checkGood('createModel sweep');
+});
+
+test('sweep: loadBundled rejects random bad names with its name', async () => {
+  const names = as.bundledModels.map((m) => m.name);
+  for (let i = 0; i < 200; i++) {
+    let name = pick([JUNK(), STRINGS(), undefined, `${pick(names)} `, pick(names).toUpperCase(), `../${pick(names)}`, `${pick(names)}/config.json`]);
+    if (names.includes(name)) name = `${name}!`;
+    await mustReject('loadBundled', () => as.loadBundled(name), () => `#${i} loadBundled(${describe(name)})`);
+    count('loadBundled');
+  }
+  checkGood('loadBundled sweep');
+  console.log(`# bad calls per entry point: ${JSON.stringify(counts)}`);
+});
