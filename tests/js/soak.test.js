@@ -102,12 +102,18 @@ function hugeCheckpoint(vocab, width) {
 
 test('soak: a checkpoint claiming more than 4 GB of parameters fails before allocating; the module keeps working', async () => {
   const model = await as.loadPretrained(GOOD);
-  const width = 32768; // 50,257 x 32,768 F32 = 6.6 GB for the token table alone
-  const config = { ...JSON.parse(GOOD.config), n_embd: width, n_head: 64 };
+  const base = JSON.parse(GOOD.config);
+  // three claims past 4 GB: a 6.6 GB token table in config + header; 4 layers of width 8,192 (3.2 GB each) in
+  // config + a 1.6 GB table in the header; the same config with the real (small) weights
+  const claims = [
+    { config: { ...base, n_embd: 32768, n_head: 64 }, weights: hugeCheckpoint(50257, 32768) },
+    { config: { ...base, n_embd: 8192, n_head: 64, n_layer: 4 }, weights: hugeCheckpoint(50257, 8192) },
+    { config: { ...base, n_embd: 8192, n_head: 64, n_layer: 4, vocab_size: 1000000 }, weights: GOOD.weights },
+  ];
   let before;
-  for (let i = 0; i < 4; i++) {
+  for (let i = 0; i < 7; i++) {
     if (i === 1) before = as.memoryStats(); // after one refusal: the tokenizer's parse sets the high-water mark
-    await assert.rejects(() => as.loadPretrained({ ...GOOD, config, weights: hugeCheckpoint(50257, width) }), (e) => {
+    await assert.rejects(() => as.loadPretrained({ ...GOOD, ...claims[i % 3] }), (e) => {
       assert.ok(e instanceof Error && !(e instanceof WebAssembly.RuntimeError), `${e?.constructor?.name}: ${e?.message}`);
       assert.match(e.message, /^loadPretrained: /);
       return true;
