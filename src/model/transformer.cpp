@@ -8,6 +8,7 @@
 #include "core/check.h"
 #include "io/safetensors.h"
 #include "model/heads.h"
+#include "model/limits.h"
 #include "ops/validate.h"
 
 namespace attnscope::model {
@@ -159,6 +160,19 @@ EmbedArgs Transformer::embed_args(const char* op) const {
 core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::string_view target, bool two_sided,
                                              const RunOptions& o) const {
   if (o.pad_to < 0) return core::check_non_negative(kOpRun, "padTo", o.pad_to);
+  if (o.pad_multiple < 0) return core::check_non_negative(kOpRun, "padMultiple", o.pad_multiple);
+  if (o.top_k && *o.top_k < 0) return core::check_non_negative(kOpRun, "topK", *o.top_k);
+  if (o.positional_rows < 0) return core::check_non_negative(kOpRun, "positionalTable", o.positional_rows);
+  if (o.positional_rows > kMaxPositions) {
+    return core::range_error(kOpRun, "positionalTable",
+                             "positionalTable (" + std::to_string(o.positional_rows) + ") must be at most " +
+                                 std::to_string(kMaxPositions));
+  }
+  if (o.pad_multiple > kMaxTokensLimit) {
+    return core::range_error(kOpRun, "padMultiple",
+                             "padMultiple (" + std::to_string(o.pad_multiple) + ") must be at most " +
+                                 std::to_string(kMaxTokensLimit));
+  }
   RunTrace out;
   out.d_model = m_.d_model;
   out.num_heads = m_.num_heads;
