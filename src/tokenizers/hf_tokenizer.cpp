@@ -119,13 +119,7 @@ class FileReader {
   bool end_array() { return close(); }
   template <class Exception>
   bool parse_error(std::size_t position, const std::string& /*last_token*/, const Exception& ex) {
-    // As json_reader.h: keep the reason after "...: ", without the "; last read: '...'" echo of the input.
-    const std::string what = ex.what();
-    const std::size_t colon = what.find(": ");
-    std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
-    const std::size_t echo = reason.find("; last read:");
-    if (echo != std::string::npos) reason.erase(echo);
-    out_->reason = reason + " at byte " + std::to_string(position > 0 ? position - 1 : 0);
+    out_->reason = detail::json_error_text(position, ex.what());
     return false;
   }
 

@@ -18,6 +18,17 @@
 
 namespace attnscope::tokenizers::detail {
 
+// A SAX parse error as messages quote it. what is "[json.exception.parse_error.101] parse error at line 1,
+// column 5: <reason>"; keep <reason>, minus any "; last read: '...'" echo of the input (it may hold invalid
+// UTF-8). position counts the bytes read, the offending one included: report its 0-based offset.
+inline std::string json_error_text(std::size_t position, const std::string& what) {
+  const std::size_t colon = what.find(": ");
+  std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
+  const std::size_t echo = reason.find("; last read:");
+  if (echo != std::string::npos) reason.erase(echo);
+  return reason + " at byte " + std::to_string(position > 0 ? position - 1 : 0);
+}
+
 struct FlatIntObject {
   std::vector<std::pair<std::string, std::int64_t>> entries;  // document order
   bool parsed = false;         // false: not JSON; reason holds "<what> at byte N" (N 0-based)
@@ -55,15 +66,7 @@ class FlatIntObjectReader {
   }
   template <class Exception>
   bool parse_error(std::size_t position, const std::string& /*last_token*/, const Exception& ex) {
-    // ex.what() is "[json.exception.parse_error.101] parse error at line 1, column 5: <reason>"; keep <reason>,
-    // minus any "; last read: '...'" echo of the input (it may hold invalid UTF-8). position counts the bytes
-    // read, the offending one included: report its 0-based offset.
-    const std::string what = ex.what();
-    const std::size_t colon = what.find(": ");
-    std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
-    const std::size_t echo = reason.find("; last read:");
-    if (echo != std::string::npos) reason.erase(echo);
-    out_->reason = reason + " at byte " + std::to_string(position > 0 ? position - 1 : 0);
+    out_->reason = json_error_text(position, ex.what());
     return false;
   }
 
