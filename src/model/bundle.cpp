@@ -296,7 +296,7 @@ GruRun BundledGru::texts_of(tokenizers::Tokenization source, GruSeq2SeqTrace tra
 
 core::Result<GruRun> BundledGru::generate(std::string_view source, int max_new_tokens, Generation* out,
                                           const char* op) const {
-  auto src = encode(source, op, op == kOpGenerate ? "input" : "source");
+  auto src = encode(source, op, std::string_view(op) == kOpGenerate ? "input" : "source");
   if (!src.ok()) return src.status();
   const SpecialIds& sp = enc_.specials();
   auto g = model_->generate(src.value().ids, sp.bos, sp.eos, max_new_tokens, -1, op);
