@@ -124,15 +124,8 @@ core::Result<ModelDescription> describe(ModelConfig& c) {
   m.embedding.positional = c.positional;
   m.embedding.positional_base = c.positional_base;
   m.embedding.max_positions = c.max_positions;
-  auto block = [&](const std::string& prefix, bool causal, bool cross) {
-    BlockSpec b;
-    b.prefix = prefix;
-    b.causal = causal;
-    b.cross = cross;
-    b.norm_first = c.norm_first;
-    b.activation = c.activation;
-    b.eps = c.eps;
-    return b;
+  auto block = [&](std::string prefix, bool causal, bool cross) {
+    return attention_block(std::move(prefix), causal, cross, c.norm_first, c.activation, c.eps);
   };
   const bool decoder_only = c.architecture == Architecture::kDecoder;
   StackSpec first;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ops/activations.h"
@@ -55,6 +56,19 @@ struct BlockSpec {
   double eps = 1e-5;
   bool attention_bias = true;  // q/k/v/o biases present (always, for every model described so far)
 };
+
+// An attention block with the given settings (the one way config.cpp, hf_config.cpp and bundle.cpp make them).
+inline BlockSpec attention_block(std::string prefix, bool causal, bool cross, bool norm_first, Activation activation,
+                                 double eps) {
+  BlockSpec b;
+  b.prefix = std::move(prefix);
+  b.causal = causal;
+  b.cross = cross;
+  b.norm_first = norm_first;
+  b.activation = activation;
+  b.eps = eps;
+  return b;
+}
 
 struct StackSpec {
   std::string name;  // "encoder" | "decoder": names the final norm "<name>.norm.*"

@@ -93,15 +93,6 @@ class Fields {
     var = r_.value();                  \
   } while (0)
 
-BlockSpec hf_block(const std::string& prefix, bool causal, bool norm_first, Activation act, double eps) {
-  BlockSpec b;
-  b.prefix = prefix;
-  b.causal = causal;
-  b.norm_first = norm_first;
-  b.activation = act;
-  b.eps = eps;
-  return b;
-}
 
 core::Result<HfConfig> gpt2(const Fields& f, const char* op) {
   HfConfig c;
@@ -136,7 +127,7 @@ core::Result<HfConfig> gpt2(const Fields& f, const char* op) {
   m.embedding.max_positions = positions;
   m.main.name = "decoder";
   for (int i = 0; i < layers; ++i) {
-    m.main.blocks.push_back(hf_block("decoder.layers." + std::to_string(i) + ".", true, true, act, eps));
+    m.main.blocks.push_back(attention_block("decoder.layers." + std::to_string(i) + ".", true, false, true, act, eps));
   }
   m.main.final_norm = true;
   m.main.final_norm_eps = eps;
@@ -179,7 +170,7 @@ core::Result<HfConfig> bert(const Fields& f, const char* op) {
   m.embedding.norm_eps = eps;
   m.main.name = "encoder";
   for (int i = 0; i < layers; ++i) {
-    m.main.blocks.push_back(hf_block("encoder.layers." + std::to_string(i) + ".", false, false, act, eps));
+    m.main.blocks.push_back(attention_block("encoder.layers." + std::to_string(i) + ".", false, false, false, act, eps));
   }
   m.head.next_token = false;
   m.head.mlm_activation = act;
