@@ -54,7 +54,8 @@ run_node() {
   p=${p:-0}; f=${f:-0}
   if (( code != 0 && f == 0 )); then f=1; fi
   echo "$name: $p passed, $f failed"
-  if (( f > 0 )); then grep -E '^not ok|# Subtest|Error|error:' "$log" | head -30; fi
+  # name each failure (TAP nests subtests, so "not ok" may be indented) and its first error lines
+  if (( f > 0 )); then grep -E '^\s*not ok|^#? *(\w*Error|error):' "$log" | head -40; fi
   PASSED=$((PASSED + p)); FAILED=$((FAILED + f))
 }
 
