@@ -10,12 +10,14 @@ cd "$(dirname "$0")/.."
 LOGS=build/test-logs
 rm -rf "$LOGS" && mkdir -p "$LOGS"
 echo "test: set-up and build (log: $LOGS/build.log)"
+T0=$SECONDS
 if ! ATTNSCOPE_ASAN=1 bash scripts/build.sh >"$LOGS/build.log" 2>&1; then
   tail -n 40 "$LOGS/build.log"
   echo "test: build failed"
   echo "0 passed, 1 failed"
   exit 1
 fi
+echo "test: set-up and build took $((SECONDS - T0)) s"
 export NODE_PATH=/usr/share/nodejs
 PASSED=0
 FAILED=0
@@ -24,7 +26,7 @@ echo "toolchain: $(em++ --version | head -n1); $(g++ --version | head -n1); node
 # Catch2 through ctest: sum the test cases Catch2 reports; an executable that died without a summary
 # counts as one failure.
 run_ctest() {
-  local name=$1 dir=$2 log="$LOGS/$1.log"
+  local name=$1 dir=$2 log="$LOGS/$1.log" t0=$SECONDS
   ctest --test-dir "$dir" -V --timeout 900 >"$log" 2>&1
   local p f crashed
   p=$(grep -oE 'All tests passed \([0-9]+ assertions? in [0-9]+ test cases?\)' "$log" | grep -oE '[0-9]+ test case' | grep -oE '[0-9]+' | awk '{s+=$1} END {print s+0}')
@@ -38,7 +40,7 @@ run_ctest() {
   crashed=$(( total_tests - summaries ))
   (( crashed < 0 )) && crashed=0
   p=$(( ${p:-0} + ${p2:-0} )); f=$(( ${f:-0} + crashed ))
-  echo "$name: $p passed, $f failed ($(tail -n1 "$log" | tr -d '\n'); ctest: $ctest_failed of $total_tests executables failed)"
+  echo "$name: $p passed, $f failed ($((SECONDS - t0)) s; ctest: $ctest_failed of $total_tests executables failed)"
   if (( ctest_failed > 0 )); then grep -E 'FAILED|failed|Error' "$log" | head -20; fi
   PASSED=$((PASSED + p)); FAILED=$((FAILED + f))
 }
@@ -46,14 +48,14 @@ run_ctest() {
 # node --test: read its closing "# pass N" / "# fail N".
 run_node() {
   local name=$1; shift
-  local log="$LOGS/$name.log"
+  local log="$LOGS/$name.log" t0=$SECONDS
   "$@" >"$log" 2>&1
   local code=$? p f
   p=$(grep -E '^# pass [0-9]+' "$log" | tail -n1 | grep -oE '[0-9]+')
   f=$(grep -E '^# fail [0-9]+' "$log" | tail -n1 | grep -oE '[0-9]+')
   p=${p:-0}; f=${f:-0}
   if (( code != 0 && f == 0 )); then f=1; fi
-  echo "$name: $p passed, $f failed"
+  echo "$name: $p passed, $f failed ($((SECONDS - t0)) s)"
   # name each failure (TAP nests subtests, so "not ok" may be indented) and its first error lines
   if (( f > 0 )); then grep -E '^\s*not ok|^#? *(\w*Error|error):' "$log" | head -40; fi
   PASSED=$((PASSED + p)); FAILED=$((FAILED + f))
