@@ -1,4 +1,4 @@
-// BERT WordPiece: added-token matching, the BertNormalizer, BertPreTokenizer and greedy WordPiece, and the
+// BERT WordPiece: the BertNormalizer, BertPreTokenizer and greedy WordPiece, and the
 // WordPiece decoder. Layer: tokenizers (depends on core/ only). References: google-research/bert tokenization.py,
 // Hugging Face tokenizers (normalizers/bert.rs, pre_tokenizers/bert.rs, models/wordpiece, decoders/wordpiece.rs).
 #include "tokenizers/wordpiece.h"
@@ -17,19 +17,6 @@ bool is_chinese_char(char32_t cp) {
   return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x20000 && cp <= 0x2A6DF) ||
          (cp >= 0x2A700 && cp <= 0x2B73F) || (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B920 && cp <= 0x2CEAF) ||
          (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
-}
-
-// HF's word character for single_word added tokens (regex \w): letters, digits, marks and "_".
-bool is_word_char(char32_t cp) {
-  const Category c = category_of(cp);
-  return c == Category::kLetter || c == Category::kNumber || c == Category::kMark || cp == U'_';
-}
-
-std::u32string to_cps(std::string_view utf8) {
-  std::u32string out;
-  auto decoded = decode_utf8(utf8, "", "");
-  if (decoded.ok()) out.assign(decoded.value().cps.begin(), decoded.value().cps.end());
-  return out;
 }
 
 // Quotes a token for a message: 'text' with controls escaped, long text cut at 40 code points.
@@ -52,61 +39,6 @@ std::string quoted(std::string_view raw) {
 }
 
 }  // namespace
-
-// ---- AddedTokenMatcher --------------------------------------------------------------------------------------
-
-AddedTokenMatcher::AddedTokenMatcher(const std::vector<AddedToken>& tokens,
-                                     const std::vector<std::u32string>& patterns) {
-  for (std::size_t i = 0; i < tokens.size() && i < patterns.size(); ++i) {
-    if (patterns[i].empty()) continue;
-    patterns_.push_back(Pattern{patterns[i], i, tokens[i].lstrip, tokens[i].rstrip, tokens[i].single_word});
-  }
-  std::stable_sort(patterns_.begin(), patterns_.end(), [](const Pattern& a, const Pattern& b) {
-    return a.cps[0] != b.cps[0] ? a.cps[0] < b.cps[0] : a.cps.size() > b.cps.size();
-  });
-  for (std::size_t i = 0; i < patterns_.size();) {
-    std::size_t j = i;
-    while (j < patterns_.size() && patterns_[j].cps[0] == patterns_[i].cps[0]) ++j;
-    by_first_[patterns_[i].cps[0]] = {i, j};
-    i = j;
-  }
-}
-
-std::vector<AddedTokenMatcher::Match> AddedTokenMatcher::find(std::span<const char32_t> cps) const {
-  std::vector<Match> matches;
-  if (patterns_.empty()) return matches;
-  const std::size_t n = cps.size();
-  std::size_t done = 0;  // end of the previous match: lstrip never reaches before it
-  for (std::size_t i = 0; i < n;) {
-    const auto it = by_first_.find(cps[i]);
-    const Pattern* hit = nullptr;
-    if (it != by_first_.end()) {
-      for (std::size_t k = it->second.first; k < it->second.second && hit == nullptr; ++k) {
-        const Pattern& p = patterns_[k];  // longest first
-        if (p.cps.size() > n - i || !std::equal(p.cps.begin(), p.cps.end(), cps.begin() + static_cast<std::ptrdiff_t>(i))) {
-          continue;
-        }
-        const std::size_t end = i + p.cps.size();
-        if (p.single_word && ((i > 0 && is_word_char(cps[i - 1])) || (end < n && is_word_char(cps[end])))) continue;
-        hit = &p;
-      }
-    }
-    if (hit == nullptr) {
-      ++i;
-      continue;
-    }
-    std::size_t first = i, last = i + hit->cps.size();
-    if (hit->lstrip) {
-      while (first > done && is_space(cps[first - 1])) --first;
-    }
-    if (hit->rstrip) {
-      while (last < n && is_space(cps[last])) ++last;
-    }
-    matches.push_back(Match{first, last, hit->token});
-    done = i = last;
-  }
-  return matches;
-}
 
 // ---- construction -------------------------------------------------------------------------------------------
 
@@ -195,7 +127,7 @@ core::Result<std::unique_ptr<WordPieceTokenizer>> WordPieceTokenizer::create(
   std::vector<std::u32string> raw(tok->added_.size()), norm(tok->added_.size());
   std::vector<NormChar> chars;
   for (std::size_t i = 0; i < tok->added_.size(); ++i) {
-    const std::u32string cps = to_cps(tok->added_[i].content);
+    const std::u32string cps = added_token_cps(tok->added_[i].content);
     if (!tok->added_[i].normalized) {
       raw[i] = cps;
       continue;
