@@ -150,3 +150,170 @@ export function filterLinks(values, rows, cols, { threshold = 0, topK = 0 } = {}
   }
   return { values: out, hidden };
 }
+
+// ---- words, not pieces: sub-word attention merged into words (BPE / WordPiece / characters)
+
+/**
+ * Merges a piece-level attention map into words: merged[a, b] = mean over the query pieces i of word a of
+ * (the sum over the key pieces j of word b of w[i, j]) — a key word gets all its pieces' weight, a query
+ * word the average row of its pieces, so every row still sums to what its pieces' rows sum to (1).
+ * `weights` is [H, n, m] (H = 1: one map); groupsQ (length n) / groupsK (length m) give each piece's word
+ * index, words numbered 0…W−1 with at least one piece each (wordGroups() makes them). A NaN row (a padding
+ * query) stays NaN. Returns { values: Float32Array [H, Wq, Wk], rows: Wq, cols: Wk }.
+ */
+export function mergeWords(weights, n, m, groupsQ, groupsK, H = 1) {
+  checkShape('mergeWords', weights, H, n, m);
+  const Wq = checkGroups('groupsQ', groupsQ, n);
+  const Wk = checkGroups('groupsK', groupsK, m);
+  const pieces = new Float64Array(Wq); // query pieces per word
+  for (let i = 0; i < n; i++) pieces[groupsQ[i]] += 1;
+  const out = new Float32Array(H * Wq * Wk);
+  const acc = new Float64Array(Wq * Wk);
+  for (let hd = 0; hd < H; hd++) {
+    acc.fill(0);
+    const base = hd * n * m;
+    for (let i = 0; i < n; i++) {
+      const row = groupsQ[i] * Wk;
+      for (let j = 0; j < m; j++) acc[row + groupsK[j]] += weights[base + i * m + j];
+    }
+    for (let a = 0; a < Wq; a++) {
+      for (let b = 0; b < Wk; b++) out[hd * Wq * Wk + a * Wk + b] = acc[a * Wk + b] / pieces[a];
+    }
+  }
+  return { values: out, rows: Wq, cols: Wk };
+}
+
+function checkGroups(name, groups, len) {
+  if (!groups || typeof groups.length !== 'number' || groups.length !== len) {
+    throw new RangeError(`mergeWords: ${name} length (${groups?.length}) must be ${len}, one word index per piece`);
+  }
+  let W = 0;
+  for (let i = 0; i < len; i++) {
+    const g = groups[i];
+    if (!Number.isInteger(g) || g < 0 || g >= len) throw new RangeError(`mergeWords: ${name}[${i}] (${g}) must be a word index in 0…${len - 1}`);
+    if (g + 1 > W) W = g + 1;
+  }
+  const seen = new Uint8Array(W);
+  for (let i = 0; i < len; i++) seen[groups[i]] = 1;
+  const gap = seen.indexOf(0);
+  if (gap >= 0) throw new RangeError(`mergeWords: ${name} has no piece in word ${gap} (words must be numbered 0…${W - 1} without gaps)`);
+  return W;
+}
+
+/** CJK ideographs, kana and CJK / full-width punctuation: each such character is a word of its own. */
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u3000-\u303f\uff00-\uffef]/u;
+export const isCjk = (ch) => CJK.test(ch);
+const SPACE = /\s/u;
+const SPECIAL = /^(<[^<>\s]+>|\[[A-Z]+\]|<\|[^|]+\|>)$/;
+
+/** GPT-2's byte-level alphabet, inverted: the printable character standing for each byte → the byte. */
+let byteOf = null;
+function gpt2Bytes() {
+  if (byteOf) return byteOf;
+  const bs = [];
+  for (let b = 33; b <= 126; b++) bs.push(b);
+  for (let b = 161; b <= 172; b++) bs.push(b);
+  for (let b = 174; b <= 255; b++) bs.push(b);
+  const cs = [...bs];
+  let extra = 0;
+  for (let b = 0; b < 256; b++) {
+    if (!bs.includes(b)) {
+      bs.push(b);
+      cs.push(256 + extra);
+      extra += 1;
+    }
+  }
+  byteOf = new Map(cs.map((c, k) => [String.fromCodePoint(c), bs[k]]));
+  return byteOf;
+}
+
+/**
+ * How a model's tokens mark words: 'bpe' (GPT-2 byte-level, 'Ġ' = a leading space), 'wordpiece' ('##' =
+ * continues the word), 'char' (one character per token) or 'word' (every token is a word).
+ */
+export function tokenScheme(tokens) {
+  const plain = tokens.filter((t) => !SPECIAL.test(t));
+  if (plain.some((t) => t.length > 2 && t.startsWith('##'))) return 'wordpiece';
+  const bytes = gpt2Bytes();
+  if (plain.some((t) => /[ĠĊ]/.test(t)) && plain.every((t) => Array.from(t).every((c) => bytes.has(c)))) return 'bpe';
+  if (plain.length && plain.every((t) => Array.from(t).length === 1)) return 'char';
+  return 'word';
+}
+
+/**
+ * Word groups of a token sequence: { groups: Int32Array (word index per token), words: string[] (each word's
+ * text) }. A new word starts at a token that begins with whitespace or follows whitespace ('Ġ' for GPT-2's
+ * BPE, a space token for characters), at a CJK character and after one (each CJK character is a word), at
+ * every WordPiece token not starting with '##', and at special tokens (<s>, [CLS], <|endoftext|>, <pad>: each
+ * a word). A GPT-2 token that starts inside a multi-byte character (a CJK character split over byte tokens)
+ * stays with the word of that character. `scheme` defaults to tokenScheme(tokens).
+ */
+export function wordGroups(tokens, scheme = tokenScheme(tokens)) {
+  if (!Array.isArray(tokens)) throw new TypeError(`wordGroups: tokens (${typeof tokens}) must be an array of strings`);
+  if (!['bpe', 'wordpiece', 'char', 'word'].includes(scheme)) {
+    throw new RangeError(`wordGroups: scheme ('${scheme}') must be one of bpe, wordpiece, char, word`);
+  }
+  const n = tokens.length;
+  const groups = new Int32Array(n);
+  const parts = [];
+  // per token: its text (bytes decoded for BPE), whether it begins inside a character, its first and last character
+  const text = new Array(n);
+  const mid = new Uint8Array(n);
+  if (scheme === 'bpe') {
+    const bytes = gpt2Bytes();
+    const dec = new TextDecoder();
+    const all = [];
+    const owner = [];
+    tokens.forEach((t, i) => {
+      if (SPECIAL.test(t)) return;
+      for (const c of t) {
+        all.push(bytes.get(c) ?? 0x3f); // a character outside the alphabet: '?'
+        owner.push(i);
+      }
+    });
+    // each character's bytes go to the token holding its lead byte; a token whose first byte is a
+    // continuation byte begins inside a character
+    const chars = Array.from({ length: n }, () => []);
+    for (let k = 0; k < all.length;) {
+      const b = all[k];
+      const len = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+      chars[owner[k]].push(dec.decode(Uint8Array.from(all.slice(k, k + len))));
+      for (let q = k + 1; q < k + len && q < all.length; q++) if (owner[q] !== owner[q - 1] && owner[q] !== owner[k]) mid[owner[q]] = 1;
+      k += len;
+    }
+    tokens.forEach((t, i) => {
+      text[i] = SPECIAL.test(t) ? t : chars[i].join('');
+      if (!SPECIAL.test(t) && chars[i].length === 0) mid[i] = 1; // only continuation bytes
+    });
+  } else {
+    tokens.forEach((t, i) => { text[i] = scheme === 'wordpiece' && t.startsWith('##') && t.length > 2 ? t.slice(2) : t; });
+  }
+  let w = -1;
+  let last = ''; // the previous token's last character
+  let prevSpecial = false;
+  for (let i = 0; i < n; i++) {
+    const t = tokens[i];
+    const special = SPECIAL.test(t);
+    const first = Array.from(text[i])[0] ?? '';
+    let start;
+    if (i === 0 || special || prevSpecial) start = true;
+    else if (scheme === 'word') start = true;
+    else if (scheme === 'wordpiece') start = !(t.startsWith('##') && t.length > 2);
+    else if (mid[i]) start = false;
+    else start = SPACE.test(first) || SPACE.test(last) || isCjk(first) || isCjk(last);
+    if (start) {
+      w += 1;
+      parts.push([]);
+    }
+    groups[i] = w;
+    parts[w].push(text[i]);
+    const cs = Array.from(text[i]);
+    if (cs.length) last = cs[cs.length - 1];
+    prevSpecial = special;
+  }
+  const words = parts.map((p) => {
+    const s = p.join('');
+    return s.trim() === '' ? s : s.trim();
+  });
+  return { groups, words };
+}
