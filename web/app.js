@@ -22,6 +22,11 @@ import {
 } from './aggregates.js';
 import * as colors from './colors.js';
 import {
+  t, detectLanguage, setLanguage, language, onLanguageChange, applyI18n,
+} from './i18n.js';
+import './locales/en.js';
+import './locales/zh-CN.js';
+import {
   figureOf, figureSvg, figureRaster, toCsv, toJson,
 } from './render/index.js';
 
@@ -108,7 +113,7 @@ worker.addEventListener('message', (e) => {
   }
 });
 worker.addEventListener('error', (e) => {
-  showError(`The compute worker failed to start: ${e.message || 'see the console'}`);
+  showError(t('error.worker', { message: e.message || t('error.seeConsole') }));
 });
 
 // ---- the attention-family worker (additive attention, kernel regression): one request per kind in
@@ -150,7 +155,7 @@ function familyWorker() {
   family.addEventListener('message', onFamilyMessage);
   family.addEventListener('error', (e) => {
     for (const kind of Object.keys(fam)) {
-      fam[kind].error = `The attention-family worker failed to start: ${e.message || 'see the console'}`;
+      fam[kind].error = t('error.familyWorker', { message: e.message || t('error.seeConsole') });
       renderFamily(kind);
     }
   });
@@ -183,7 +188,7 @@ function renderFamily(kind) {
   const f = fam[kind];
   const el = $(`${kind}-view`);
   const parts = [];
-  if (f.error) parts.push(h('div', { class: 'error', role: 'alert' }, h('strong', { text: 'Could not compute this: ' }), f.error));
+  if (f.error) parts.push(h('div', { class: 'error', role: 'alert' }, h('strong', { text: t('error.prefix') }), f.error));
   if (f.result) {
     parts.push(kind === 'additive'
       ? additiveView({ result: f.result, query: state.adQ, onQuery: (i) => { state.adQ = i; saveHash(); renderFamily('additive'); } })
@@ -203,7 +208,7 @@ const box = checkpointBox({ onFiles: loadCheckpoint });
 $('checkpoint-box').append(box.el);
 
 function modelName(name) {
-  if (name === 'checkpoint') return info.checkpoint ? `checkpoint ${info.checkpoint.label}` : 'your checkpoint';
+  if (name === 'checkpoint') return info.checkpoint ? t('model.checkpointNamed', { label: info.checkpoint.label }) : t('model.yourCheckpoint');
   return name;
 }
 
@@ -213,7 +218,7 @@ function fillPicker() {
   const drawable = new Set(['encoder', 'decoder', 'encoder-decoder']); // transformer traces the views draw
   group.replaceChildren(...info.bundled.map((m) => h('option', {
     value: m.name, disabled: !drawable.has(m.architecture),
-    text: `${m.name}${m.task ? ` — ${m.task}` : ''}${drawable.has(m.architecture) ? '' : ' (not drawn here yet)'}`,
+    text: drawable.has(m.architecture) ? `${m.name}${m.task ? ` — ${m.task}` : ''}` : t('controls.notDrawn', { name: `${m.name}${m.task ? ` — ${m.task}` : ''}` }),
   })));
   group.hidden = !info.bundled.length;
   $('model-own').hidden = !info.pretrained;
@@ -231,9 +236,9 @@ function showAbout() {
   let line = '';
   if (score?.result?.metric === 'exact') {
     const { correct, total, ms } = score.result;
-    line = `Held-out, measured here with attnscope's generate: ${correct} of ${total} exact (${(100 * correct / total).toFixed(1)} %, ${(ms / 1000).toFixed(1)} s).`;
-  } else if (score?.error) line = `Held-out score: ${score.error}`;
-  else if (score && !score.result) line = `Measuring the held-out score… ${Math.round(100 * (score.fraction ?? 0))} %`;
+    line = t('heldout.exact', { correct, total, pct: (100 * correct / total).toFixed(1), s: (ms / 1000).toFixed(1) });
+  } else if (score?.error) line = t('heldout.error', { message: score.error });
+  else if (score && !score.result) line = t('heldout.measuring', { pct: Math.round(100 * (score.fraction ?? 0)) });
   replace($('model-about'), h('span', { text: `${about.task ? `${about.task}. ` : ''}${about.description ?? ''}` }),
     line ? h('strong', { class: 'heldout', dataset: { name: 'heldout' }, text: ` ${line}` }) : null);
 }
@@ -248,7 +253,7 @@ function measureHeldout(name) {
 function loadCheckpoint(files) {
   side.load = ++side.id;
   const names = [files.config, files.weights, files.tokenizer instanceof Blob ? files.tokenizer : files.tokenizer.vocab].map((f) => f.name);
-  box.message(`Loading ${names.join(', ')}…`);
+  box.message(t('checkpoint.loading', { names: names.join(', ') }));
   box.progress(0);
   document.documentElement.dataset.loading = '1';
   worker.postMessage({ id: side.load, kind: 'load', files });
@@ -309,12 +314,12 @@ function onSideMessage(msg) {
     delete document.documentElement.dataset.loading;
     box.progress(null);
     if (!msg.ok) {
-      box.message(`${msg.error.message} — ${info.checkpoint || state.model !== 'checkpoint' ? 'the previous model stays' : 'nothing was loaded'}.`, true);
+      box.message(t('checkpoint.failed', { message: msg.error.message, what: t(info.checkpoint || state.model !== 'checkpoint' ? 'checkpoint.previousStays' : 'checkpoint.nothingLoaded') }), true);
       return;
     }
     const c = msg.config;
-    info.checkpoint = { config: c, label: `${c.architecture ?? ''} · ${c.numLayers} layers × ${c.numHeads} heads · d ${c.dModel}` };
-    box.message(`Loaded in ${(msg.ms / 1000).toFixed(1)} s: ${info.checkpoint.label}.`);
+    info.checkpoint = { config: c, label: t('model.checkpointLabel', { arch: c.architecture ?? '', layers: c.numLayers, heads: c.numHeads, d: c.dModel }) };
+    box.message(t('checkpoint.loaded', { s: (msg.ms / 1000).toFixed(1), label: info.checkpoint.label }));
     picking = false;
     Object.assign(state, { model: 'checkpoint', heads: 'all', layer: 0, token: 0 }); // a newer checkpoint replaces the last
     saveHash();
@@ -335,11 +340,11 @@ function onSideMessage(msg) {
 
 function showStatus() {
   const parts = [];
-  if (!info.ready) parts.push('loading the module…');
-  else parts.push(`${info.simd ? 'SIMD128' : 'scalar'} wasm · v${info.version}`);
+  if (!info.ready) parts.push(t('status.loading'));
+  else parts.push(t('status.build', { build: t(info.simd ? 'status.simd' : 'status.scalar'), version: info.version }));
   if (traceState?.mode === 'text' && traceState.model !== 'random') parts.push(modelName(traceState.model));
   if (timing.compute != null) {
-    parts.push(`computed in ${timing.compute.toFixed(1)} ms, drawn in ${timing.render.toFixed(1)} ms`);
+    parts.push(t('status.timing', { compute: timing.compute.toFixed(1), render: timing.render.toFixed(1) }));
   }
   $('status').textContent = parts.join(' · ');
 }
@@ -347,8 +352,8 @@ function showStatus() {
 function showError(message) {
   lastError = message;
   const el = $('error');
-  replace(el, h('strong', { text: 'Could not compute this: ' }), message,
-    h('span', { class: 'error-hint', text: ' — the views below show the last input that worked.' }));
+  replace(el, h('strong', { text: t('error.prefix') }), h('span', { 'data-no-i18n': '', text: message }),
+    h('span', { class: 'error-hint', text: t('error.hint') }));
   el.hidden = false;
   document.documentElement.dataset.error = '1';
   $('content').classList.add('stale');
@@ -395,12 +400,14 @@ function renderAll(done) {
       const text = texts.target ?? texts.text;
       const parts = [tokensView({ text, tokens: trace.tokens, ids: trace.ids, offsets: trace.offsets, selected: s.token, onSelect: select })];
       if (trace.source) {
-        parts.unshift(h('p', { class: 'sub', text: 'Source tokens' }),
+        parts.unshift(h('p', { class: 'sub', text: t('input.sourceTokens') }),
           tokensView({ text: texts.source, tokens: trace.source.tokens, ids: trace.source.ids, offsets: trace.source.offsets }),
-          h('p', { class: 'sub', text: 'Target tokens' }));
+          h('p', { class: 'sub', text: t('input.targetTokens') }));
       }
-      const pad = trace.nReal != null && trace.nReal !== n ? ` (${trace.nReal} + ${n - trace.nReal} <pad>)` : '';
-      parts.push(h('p', { class: 'note', text: `${n} tokens${pad} · dModel ${trace.dModel} · ${trace.numHeads} head${trace.numHeads > 1 ? 's' : ''} of ${trace.headDim} dims · ${trace.layers.length} layer${trace.layers.length > 1 ? 's' : ''}` }));
+      const pad = trace.nReal != null && trace.nReal !== n ? t('input.padSummary', { real: trace.nReal, pad: n - trace.nReal }) : '';
+      const heads = t(`input.heads.${trace.numHeads > 1 ? 'other' : 'one'}`, { n: trace.numHeads, d: trace.headDim });
+      const layers = t(`input.layers.${trace.layers.length > 1 ? 'other' : 'one'}`, { n: trace.layers.length });
+      parts.push(h('p', { class: 'note', text: t('input.summary', { n, pad, dModel: trace.dModel, heads, layers }) }));
       replace($('tokens'), parts);
       // a loaded model's predictions (the seeded random model's next-token guesses mean nothing)
       if (traceState.model === 'random') $('predictions').replaceChildren();
@@ -494,9 +501,9 @@ function modelFor(width) {
   });
   const sections = [];
   const src = trace.source;
-  if (src?.layers) sections.push(section('encoder', 'Encoder self-attention (source)', src.layers.map((ly) => ly.attention.weights), src.n, src.n, false));
-  sections.push(section('self', src ? 'Decoder self-attention (target)' : 'Self-attention', trace.layers.map((ly) => ly.attention.weights), n, n, true));
-  if (src && trace.layers[0].cross) sections.push(section('cross', 'Cross-attention (target → source)', trace.layers.map((ly) => ly.cross.weights), n, src.n, true));
+  if (src?.layers) sections.push(section('encoder', t('model.encoder'), src.layers.map((ly) => ly.attention.weights), src.n, src.n, false));
+  sections.push(section('self', t(src ? 'model.decoder' : 'model.self'), trace.layers.map((ly) => ly.attention.weights), n, n, true));
+  if (src && trace.layers[0].cross) sections.push(section('cross', t('model.cross'), trace.layers.map((ly) => ly.cross.weights), n, src.n, true));
   return modelView({
     sections, width, layer: Math.min(state.layer, trace.layers.length - 1), heads: selectedHeads(state, H),
     onOpen: (l, hd) => {
@@ -688,10 +695,16 @@ function wire() {
   $('arch').addEventListener('change', () => { $('causal').checked = state.arch === 'decoder'; $('causal').disabled = state.arch === 'encoder-decoder'; });
   for (const id of ['text', 'source', 'target']) $(id).addEventListener('input', () => change(id, $(id).value, 150));
   $('controls').addEventListener('submit', (e) => e.preventDefault());
+  $('lang').addEventListener('change', () => {
+    state.lang = $('lang').value;
+    saveHash();
+    useLanguage(state.lang);
+  });
   window.addEventListener('hashchange', () => {
     if (location.hash === writtenHash) return;
     writtenHash = location.hash;
     Object.assign(state, parse(location.hash));
+    useLanguage(detectLanguage(state.lang));
     syncControls();
     schedule(0);
     familyRequest('additive');
@@ -709,11 +722,11 @@ function wire() {
     const b = $('copy-link');
     try {
       await navigator.clipboard.writeText(location.href);
-      b.textContent = 'Link copied';
+      b.textContent = t('header.linkCopied');
     } catch {
-      b.textContent = 'Copy it from the address bar';
+      b.textContent = t('header.copyFromBar');
     }
-    setTimeout(() => { b.textContent = 'Copy link'; }, 1800);
+    setTimeout(() => { b.textContent = t('header.copyLink'); }, 1800);
   });
   $('export').addEventListener('click', () => {
     if (!trace) return;
@@ -733,6 +746,32 @@ function toPlain(v) {
   if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toPlain(x)]));
   return v;
 }
+
+// ---- the UI language (web/i18n.js): the link's lang=, else the browser's; a switch redraws in place, no reload
+
+/** Strings that are not plain [data-i18n] text: the document's title, the export buttons' names. */
+function applyPageStrings() {
+  applyI18n(document);
+  document.title = t('page.title');
+  for (const b of document.querySelectorAll('button[data-export]')) {
+    b.setAttribute('aria-label', t('export.aria', { what: t(`export.what.${b.dataset.export}`), format: b.dataset.format.toUpperCase() }));
+  }
+}
+
+function useLanguage(lang) {
+  setLanguage(lang);
+  document.documentElement.lang = language();
+  $('lang').value = language();
+  applyPageStrings();
+}
+
+onLanguageChange(() => {
+  applyPageStrings();
+  if (info.ready) fillPicker();
+  showStatus();
+  renderAll();
+  for (const kind of Object.keys(fam)) if (fam[kind].result || fam[kind].error) renderFamily(kind);
+});
 
 // ---- a read-only snapshot for tests and the console: window.__attnscope
 
@@ -755,6 +794,7 @@ Object.defineProperty(window, '__attnscope', {
   }),
 });
 
+useLanguage(detectLanguage(state.lang));
 syncControls();
 wire();
 schedule(0);

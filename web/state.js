@@ -45,6 +45,7 @@ export const DEFAULTS = Object.freeze({
   adQ: 0, // the query whose tanh features are shown
   krW: 1, // kernel regression: Gaussian kernel bandwidth w, seed of the training noise
   krSeed: 1,
+  lang: '', // UI language: '' follows the browser (web/i18n.js detectLanguage), else 'en' | 'zh-CN'
 });
 
 const ENUMS = {
@@ -55,6 +56,7 @@ const ENUMS = {
   activation: ['relu', 'gelu'],
   positional: ['sinusoidal', 'learned', 'none'],
   agg: ['heads', 'mean', 'max', 'rollout'],
+  lang: ['', 'en', 'zh-CN'],
 };
 const INTS = {
   dModel: [1, 1024], numHeads: [1, 64], numLayers: [1, 12], dFF: [1, 4096], pePositions: [1, 1024],
