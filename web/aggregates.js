@@ -206,6 +206,14 @@ export const isCjk = (ch) => CJK.test(ch);
 const SPACE = /\s/u;
 const SPECIAL = /^(<[^<>\s]+>|\[[A-Z]+\]|<\|[^|]+\|>)$/;
 
+/** Whether the text between token i−1's end and token i's start (per `spans`) holds whitespace. */
+function droppedSpace(spans, i) {
+  if (!spans?.offsets || typeof spans.text !== 'string') return false;
+  const a = spans.offsets[2 * i - 1];
+  const b = spans.offsets[2 * i];
+  return b > a && SPACE.test(spans.text.slice(a, b));
+}
+
 /** GPT-2's byte-level alphabet, inverted: the printable character standing for each byte → the byte. */
 let byteOf = null;
 function gpt2Bytes() {
@@ -246,9 +254,11 @@ export function tokenScheme(tokens) {
  * BPE, a space token for characters), at a CJK character and after one (each CJK character is a word), at
  * every WordPiece token not starting with '##', and at special tokens (<s>, [CLS], <|endoftext|>, <pad>: each
  * a word). A GPT-2 token that starts inside a multi-byte character (a CJK character split over byte tokens)
- * stays with the word of that character. `scheme` defaults to tokenScheme(tokens).
+ * stays with the word of that character. `scheme` defaults to tokenScheme(tokens). With `spans` = { text,
+ * offsets } (the text and the tokens' [start, end) UTF-16 offsets, as model.run gives them), whitespace the
+ * tokenizer dropped (a character tokenizer that skips spaces) also separates words.
  */
-export function wordGroups(tokens, scheme = tokenScheme(tokens)) {
+export function wordGroups(tokens, scheme = tokenScheme(tokens), spans = null) {
   if (!Array.isArray(tokens)) throw new TypeError(`wordGroups: tokens (${typeof tokens}) must be an array of strings`);
   if (!['bpe', 'wordpiece', 'char', 'word'].includes(scheme)) {
     throw new RangeError(`wordGroups: scheme ('${scheme}') must be one of bpe, wordpiece, char, word`);
@@ -300,7 +310,7 @@ export function wordGroups(tokens, scheme = tokenScheme(tokens)) {
     else if (scheme === 'word') start = true;
     else if (scheme === 'wordpiece') start = !(t.startsWith('##') && t.length > 2);
     else if (mid[i]) start = false;
-    else start = SPACE.test(first) || SPACE.test(last) || isCjk(first) || isCjk(last);
+    else start = SPACE.test(first) || SPACE.test(last) || isCjk(first) || isCjk(last) || droppedSpace(spans, i);
     if (start) {
       w += 1;
       parts.push([]);

@@ -17,8 +17,9 @@ import { additiveView } from './views/additive.js';
 import { regressionView } from './views/regression.js';
 import { checkpointBox } from './views/picker.js';
 import { predictionsView } from './views/predictions.js';
+import { causalView } from './views/causal.js';
 import {
-  meanOverHeads, maxOverHeads, rollout, headEntropy, headDistance, filterLinks,
+  meanOverHeads, maxOverHeads, rollout, headEntropy, headDistance, filterLinks, mergeWords, wordGroups,
 } from './aggregates.js';
 import * as colors from './colors.js';
 import {
@@ -100,6 +101,12 @@ worker.addEventListener('message', (e) => {
   if (msg.ok) {
     trace = msg.trace;
     traceState = req.state;
+    causal.key = null;
+    if (causal.follow) { // a token was just generated: show its row
+      causal.follow = false;
+      state.token = (trace.nReal ?? trace.n) - 1;
+      saveHash();
+    }
     clearError();
     renderAll((spent) => {
       timing.compute = msg.ms;
@@ -325,8 +332,13 @@ function onSideMessage(msg) {
     saveHash();
     syncControls();
     schedule(0);
+  } else if (msg.kind === 'next') {
+    if (msg.id !== causal.asked) return;
+    causal.next = msg.ok ? msg.next : { position: causal.position, error: msg.error.message };
+    renderCausal();
   } else if (msg.kind === 'generate') {
     side.generating = false;
+    causal.follow = msg.ok && !!msg.generated.text && msg.id === causal.generateId;
     if (!msg.ok) showError(msg.error.message);
     else if (msg.generated.text) {
       $('text').value = state.text + msg.generated.text;
@@ -391,7 +403,7 @@ function renderAll(done) {
   const n = trace.n;
   if (s.token >= n) s.token = 0;
   // widths first: reading layout after the first replace would force a layout per view
-  const width = Object.fromEntries(['positional-view', 'embeddings', 'attention-view', 'steps', 'model-view'].map((id) => [id, widthOf(id)]));
+  const width = Object.fromEntries(['positional-view', 'embeddings', 'attention-view', 'causal-view', 'steps', 'model-view'].map((id) => [id, widthOf(id)]));
   const H = trace.layers[Math.min(s.layer, trace.layers.length - 1)].attention.weights.length / (n * n);
   const heads = selectedHeads(s, H);
   const stages = [() => {
@@ -423,11 +435,13 @@ function renderAll(done) {
   }, () => {
     const shown = aggregated(s, width['attention-view']);
     replace($('attention-view'), attentionView({
-      trace: shown, layer: s.layer, heads, token: s.token, width: width['attention-view'],
+      trace: shown, layer: s.layer, heads, token: shownToken(shown), width: width['attention-view'],
       onLayer: showLayer,
       onHeads: (next) => { state.heads = headsString(next, H); saveHash(); renderSteps(); },
-      onSelect: select,
+      onSelect: (i) => selectShown(shown, i),
     }));
+  }, () => {
+    renderCausal(width['causal-view']);
   }, () => {
     replace($('steps'), stepsFor(width.steps));
   }, () => {
@@ -457,7 +471,7 @@ function renderAll(done) {
  * #aggregate-view, and the trace the per-head maps draw — the same object unless a threshold or top-k
  * filter hides weak links, then a copy whose current layer's weights are filtered (web/aggregates.js).
  */
-function aggregated(s, width) {
+function aggregated(s, width, trace = shownTrace()) {
   const n = trace.n;
   const layer = Math.min(s.layer, trace.layers.length - 1);
   const A = trace.layers[layer].attention;
@@ -472,7 +486,7 @@ function aggregated(s, width) {
     const f = filterLinks(agg, n, n, opts);
     replace($('aggregate-view'), aggregateView({
       values: f.values, hidden: f.hidden, agg: s.agg, layer, tokens: trace.tokens, thr: s.thr, topk: s.topk,
-      width, token: s.token, onSelect: select,
+      width, token: shownToken(trace), onSelect: (i) => selectShown(trace, i),
     }));
   } else $('aggregate-view').replaceChildren();
   if (!filtering) return trace;
@@ -487,11 +501,61 @@ function aggregated(s, width) {
   return { ...trace, layers: trace.layers.map((ly, l) => (l === layer ? copy : ly)) };
 }
 
+// ---- words, not pieces: with "merge sub-words into words" on, the attention panel and the model view draw
+// the trace merged into words (web/aggregates.js wordGroups + mergeWords), computed once per trace
+
+const view = { words: false };
+const wordTraces = new WeakMap();
+
+/** The trace the attention panel and the model view draw: the module's, or merged into words. */
+function shownTrace() {
+  if (!view.words || trace.example) return trace;
+  let w = wordTraces.get(trace);
+  if (!w) {
+    w = wordTrace(trace);
+    wordTraces.set(trace, w);
+  }
+  return w;
+}
+
+/** A trace-shaped copy with words for tokens and every weight map merged (sum over keys, mean over queries). */
+function wordTrace(tr) {
+  const merge = (weights, rows, cols, gq, gk) => mergeWords(weights, rows, cols, gq, gk, weights.length / (rows * cols)).values;
+  const g = wordGroups(tr.tokens, undefined, { text: tr.texts?.target ?? tr.texts?.text, offsets: tr.offsets });
+  const n = tr.n;
+  const first = [];
+  g.groups.forEach((w, i) => { first[w] ??= i; });
+  const out = {
+    ...tr, tokens: g.words, n: g.words.length, groups: g.groups, first,
+    nReal: tr.nReal != null && tr.nReal > 0 ? g.groups[tr.nReal - 1] + 1 : undefined,
+  };
+  let src = null;
+  const m = tr.source ? (tr.source.n ?? tr.source.tokens.length) : 0;
+  if (tr.source) {
+    src = wordGroups(tr.source.tokens, undefined, { text: tr.texts?.source, offsets: tr.source.offsets });
+    out.source = {
+      ...tr.source, tokens: src.words, n: src.words.length,
+      layers: tr.source.layers?.map((ly) => ({ attention: { weights: merge(ly.attention.weights, m, m, src.groups, src.groups) } })),
+    };
+  }
+  out.layers = tr.layers.map((ly) => ({
+    kind: ly.kind, full: ly.full,
+    attention: { weights: merge(ly.attention.weights, n, n, g.groups, g.groups) },
+    ...(ly.cross && src ? { cross: { weights: merge(ly.cross.weights, n, m, g.groups, src.groups) } } : {}),
+  }));
+  return out;
+}
+
+/** The selected token's row in a drawn trace: its word when merged. */
+const shownToken = (tr) => (tr.groups ? tr.groups[Math.min(state.token, tr.groups.length - 1)] : state.token);
+/** A row clicked in a drawn trace: a word selects its first piece. */
+const selectShown = (tr, i) => select(tr.first ? tr.first[i] : i);
+
 /**
  * The model view: every layer × head, with per-head entropy and mean distance (web/aggregates.js);
  * encoder–decoder models get three grids: encoder self-attention, decoder self-attention, cross-attention.
  */
-function modelFor(width) {
+function modelFor(width, trace = shownTrace()) {
   const n = trace.n;
   const H = trace.layers[0].attention.weights.length / (n * n);
   const section = (key, title, weights, rows, cols, open) => ({
@@ -524,6 +588,57 @@ function showLayer(l) {
   saveHash();
   renderAll();
   if (!trace.layers[Math.min(l, trace.layers.length - 1)].full) schedule(0);
+}
+
+// ---- the causal decoding view (decoders): the triangular pattern, the selected row, the next-token top-k
+// there (the full run's `next` for the last token; else the worker runs the prefix with the model's topK
+// option), and "generate next token" (model.generate, one token)
+
+const causal = { k: 5, key: null, next: null, asked: 0, position: -1, follow: false, generateId: 0 };
+const CAUSAL_KS = [5, 10, 20];
+
+function renderCausal(width = widthOf('causal-view')) {
+  const panel = $('panel-causal');
+  const decoder = !trace.example && trace.config?.architecture === 'decoder';
+  panel.hidden = !decoder;
+  if (!decoder) {
+    $('causal-view').replaceChildren();
+    return;
+  }
+  const n = trace.n;
+  const last = (trace.nReal ?? n) - 1;
+  const i = Math.min(state.token, last);
+  const random = traceState.model === 'random';
+  const k = random ? 5 : causal.k;
+  const key = `${i}:${k}`;
+  if (causal.key !== key) { // a new trace, position or k: the trace's own `next` if it answers, else ask the worker
+    causal.key = key;
+    causal.position = i;
+    causal.asked = 0;
+    if (i === last && trace.next && (random || trace.next.tokens.length === k)) causal.next = { position: i, ...trace.next };
+    else if (random) causal.next = { position: i, error: t('causal.randomOnlyLast') };
+    else {
+      causal.next = null;
+      causal.asked = ++side.id;
+      worker.postMessage({
+        id: causal.asked, kind: 'next', state: { ...traceState }, position: i, ids: Array.from(trace.ids.subarray(0, i + 1)),
+        end: trace.offsets[2 * i + 1], topK: k,
+      });
+    }
+  }
+  const H = trace.layers[0].attention.weights.length / (n * n);
+  replace($('causal-view'), causalView({
+    trace, layer: state.layer, heads: selectedHeads(state, H), token: i, next: causal.next, k, ks: random ? [5] : CAUSAL_KS,
+    canGenerate: !random && !!trace.next, generating: side.generating, width,
+    onSelect: select,
+    onK: random ? null : (v) => { causal.k = v; renderCausal(); },
+    onGenerate: () => {
+      side.generating = true;
+      causal.generateId = ++side.id;
+      worker.postMessage({ id: causal.generateId, kind: 'generate', state: { ...state }, maxNewTokens: 1 });
+      renderCausal();
+    },
+  }));
 }
 
 function stepsFor(width) {
@@ -659,6 +774,7 @@ function wire() {
     });
   }
   $('agg').addEventListener('change', () => { state.agg = $('agg').value; saveHash(); renderAll(); });
+  $('merge-words').addEventListener('change', () => { view.words = $('merge-words').checked; renderAll(); });
   for (const id of ['thr', 'topk']) {
     $(id).addEventListener('input', () => {
       const v = Number($(id).value);

@@ -119,6 +119,23 @@ export class Pipeline {
     return model.generate(s.text, { maxNewTokens });
   }
 
+  /**
+   * The next-token top-k after token `position` of a causal model with a fixed vocabulary (a loaded one): the
+   * model's `next` (its `topK` run option) for the text up to that token's end — the same distribution, since
+   * no row of a causal model sees a later token. The prefix must tokenize into the same first ids; if it
+   * does not (a BPE merge across the cut), the error says so rather than showing another sequence's guess.
+   */
+  async nextAt(s, position, ids, end, topK) {
+    if (s.model === 'random') throw new Error("the seeded model's vocabulary is the words of the whole text, so only the last token's prediction is its own");
+    const model = await this.loaded(s.model);
+    if (model.config.architecture !== 'decoder') throw new Error(`a ${model.config.architecture} model has no causal next-token prediction per position`);
+    const r = model.run(s.text.slice(0, end), { trace: 'none', topK });
+    const same = r.ids.length === position + 1 && r.ids.every((id, k) => id === ids[k]);
+    if (!same) throw new Error(`the text up to token ${position} tokenizes into other tokens (${r.tokens.join(' ')}), so its prediction is not this sequence's`);
+    if (!r.next) throw new Error('this model gives no next-token prediction');
+    return { position, tokens: r.next.tokens, ids: r.next.ids, probs: r.next.probs };
+  }
+
   /** The model for `config`, rebuilt only when its key changes. */
   cached(key, build) {
     if (key !== this.modelKey) {

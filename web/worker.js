@@ -1,9 +1,10 @@
 // The compute worker (layer: web): owns the attnscope instance so typing never waits for the model.
 // Messages in: { id, state } (a run), { id, kind: 'load', files } (the user's checkpoint: File objects, read
-// here and never sent anywhere), { id, kind: 'generate', state, maxNewTokens }, { id, kind: 'heldout', name }
+// here and never sent anywhere), { id, kind: 'generate', state, maxNewTokens }, { id, kind: 'next', state, position, ids, end, topK }
+// (a causal model's next-token top-k after one position), { id, kind: 'heldout', name }
 // (a bundled model's held-out score, measured here). Out: { type: 'ready', simd,
 // version, model, pretrained, bundled } once; { type: 'progress', id, fraction } while a checkpoint loads or a score is measured; per
-// request { id, kind?, ok: true, trace | config | generated, ms } or { id, kind?, ok: false, error: { name, message } }.
+// request { id, kind?, ok: true, trace | config | generated | next, ms } or { id, kind?, ok: false, error: { name, message } }.
 import { createAttnScope } from '../bindings/js/index.js';
 import { Pipeline } from './pipeline.js';
 
@@ -54,6 +55,12 @@ self.onmessage = async (e) => {
       const onProgress = (fraction) => self.postMessage({ type: 'progress', id, fraction });
       const result = await pipeline.heldout(e.data.name, onProgress);
       self.postMessage({ id, kind, ok: true, result, ms: performance.now() - t0 });
+      return;
+    }
+    if (kind === 'next') {
+      const { position, ids, end, topK } = e.data;
+      const next = await pipeline.nextAt(state, position, ids, end, topK);
+      self.postMessage({ id, kind, ok: true, next, ms: performance.now() - t0 });
       return;
     }
     if (kind === 'generate') {

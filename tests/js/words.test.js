@@ -125,6 +125,13 @@ test('wordGroups: characters form whitespace-separated words, each CJK character
   // <s> and <pad> are words of their own; word tokens are words already
   assert.deepEqual(Array.from(wordGroups(['<s>', 'a', 'b', '<pad>'], 'char').groups), [0, 1, 1, 2]);
   assert.deepEqual(Array.from(wordGroups(['the', 'cat', '.'], 'word').groups), [0, 1, 2]);
+  // a character tokenizer that drops spaces: the offsets show where the text had whitespace
+  const text = '我爱 ab  cd';
+  const chars = ['我', '爱', 'a', 'b', 'c', 'd'];
+  const offsets = Int32Array.from([0, 1, 1, 2, 3, 4, 4, 5, 7, 8, 8, 9]);
+  const sp = wordGroups(chars, 'char', { text, offsets });
+  assert.deepEqual(Array.from(sp.groups), [0, 1, 2, 2, 3, 3]);
+  assert.deepEqual(sp.words, ['我', '爱', 'ab', 'cd']);
   assert.throws(() => wordGroups(['a'], 'sentencepiece'), /^RangeError: wordGroups: scheme \('sentencepiece'\) must be one of bpe, wordpiece, char, word$/);
 });
 

@@ -4,6 +4,25 @@
 import { register } from '../i18n.js';
 
 register('en', {
+  // ---- causal decoding view (web/views/causal.js) and the words merge (attention panel)
+  'causal.panel': '4b · Causal decoding',
+  'causal.note': 'A decoder\'s token i attends to tokens 0…i only: grey cells are future tokens, blocked before the softmax; dark cells are weights that were computed and are near 0. Click a row or a token to see what the model predicts after it.',
+  'causal.head': 'head {head}',
+  'causal.allHeads': 'mean of all {count} heads',
+  'causal.someHeads': 'mean of heads {heads}',
+  'causal.mapTitle': 'Layer {layer} · {who} · causal self-attention',
+  'causal.rowTitle': 'Token {token} “{label}” attends to (the strongest {shown} of its {total} visible keys)',
+  'causal.noNext': 'No next-token prediction here: {reason}',
+  'causal.computing': 'Computing the next-token prediction…',
+  'causal.kLabel': 'top-k',
+  'causal.generate': 'Generate next token',
+  'causal.generating': 'Generating…',
+  'causal.generateNote': 'greedy (argmax) with model.generate; the new token\'s row is shown',
+  'causal.cannotGenerate': 'the seeded random model has no fixed vocabulary or end token, so it cannot generate: pick a trained model',
+  'causal.randomOnlyLast': 'the seeded model\'s vocabulary is the words of the whole text, so it predicts only after the last token (select it)',
+  'words.merge': 'merge sub-words into words',
+  'words.hint': 'sum over a key word\'s pieces, mean over a query word\'s pieces: rows still sum to 1',
+
   // ---- page, header
   'page.title': 'attnscope — attention, computed in your browser',
   'page.description': 'attnscope: type a sentence and watch it tokenized, embedded, position-encoded and pushed through attention — computed in your browser with WebAssembly.',

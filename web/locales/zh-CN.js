@@ -4,6 +4,25 @@
 import { register } from '../i18n.js';
 
 register('zh-CN', {
+  // ---- 因果解码视图（web/views/causal.js）与合并成词（注意力面板）
+  'causal.panel': '4b · 因果解码',
+  'causal.note': '解码器的第 i 个词元只能关注第 0…i 个词元：灰色格子是未来的词元，在 softmax 之前就被屏蔽；深色格子是算出来但接近 0 的权重。点击一行或一个词元，看看模型预测它后面是什么。',
+  'causal.head': '第 {head} 个头',
+  'causal.allHeads': '全部 {count} 个头的平均',
+  'causal.someHeads': '头 {heads} 的平均',
+  'causal.mapTitle': '第 {layer} 层 · {who} · 因果自注意力',
+  'causal.rowTitle': '词元 {token}「{label}」关注的键（{total} 个可见的键中最强的 {shown} 个）',
+  'causal.noNext': '这里没有下一个词元的预测：{reason}',
+  'causal.computing': '正在计算下一个词元的预测…',
+  'causal.kLabel': '前 k 个',
+  'causal.generate': '生成下一个词元',
+  'causal.generating': '正在生成…',
+  'causal.generateNote': '用 model.generate 贪心解码（取 argmax），并显示新词元的注意力行',
+  'causal.cannotGenerate': '随机初始化的模型没有固定的词表和结束符，无法生成：请选一个训练好的模型',
+  'causal.randomOnlyLast': '随机模型的词表就是整段文本里的词，所以只能预测最后一个词元之后的内容（请选中最后一个词元）',
+  'words.merge': '把子词合并成词',
+  'words.hint': '键：对一个词的各个子词求和；查询：对各个子词取平均，所以每行之和仍为 1',
+
   // ---- 页面、页头
   'page.title': 'attnscope — 在浏览器里算注意力',
   'page.description': 'attnscope：输入一句话，看它如何被切分成词元、嵌入、加上位置编码，再经过注意力计算——全部用 WebAssembly 在你的浏览器里完成。',

@@ -4,13 +4,21 @@
 // on hover and, from the keyboard, on focus (arrow keys move the cell). Data in, element out.
 import { h, fmt, tokenLabel } from '../dom.js';
 import { MASKED, domainOf } from '../colors.js';
+import { isCjk } from '../aggregates.js';
 
 const LABEL_FONT = 11; // px
 const MIN_LABEL_PITCH = 13; // px between two shown labels
 
+/** A label's width in px at LABEL_FONT: CJK characters are full-width (about one em), the rest ~0.62 em. */
+export const textWidth = (label) => {
+  let w = 0;
+  for (const c of label) w += isCjk(c) ? LABEL_FONT + 1 : 7;
+  return w;
+};
+
 /**
  * heatmap({ values, rows, cols, map, domain?, kind, rowLabels?, colLabels?, rowName, colName, title?,
- *           width, cellMax?, dataset?, onCell?, selectedRow?, legend? }) → HTMLElement
+ *           width, cellMax?, dataset?, onCell?, selectedRow?, legend?, blockedBy?, blockedCell? }) → HTMLElement
  * values is [rows, cols] row-major; −Infinity cells are drawn as masked.
  */
 export function heatmap(o) {
@@ -21,9 +29,9 @@ export function heatmap(o) {
   const colLabels = (o.colLabels ?? []).map((t) => tokenLabel(t));
 
   // ---- geometry: square cells, as large as fits, labels thinned when cells are small
-  const longestRow = Math.max(0, ...rowLabels.map((t) => Array.from(t).length));
-  const longestCol = Math.max(0, ...colLabels.map((t) => Array.from(t).length));
-  const rowLabelW = rowLabels.length ? Math.min(110, longestRow * 7 + 10) : 0;
+  const longestRow = Math.max(0, ...rowLabels.map(textWidth));
+  const longestCol = Math.max(0, ...colLabels.map(textWidth));
+  const rowLabelW = rowLabels.length ? Math.min(110, longestRow + 10) : 0;
   const avail = Math.max(40, (o.width ?? 320) - rowLabelW - 4);
   // square cells unless o.square === false (long thin tables such as PE [positions, dims])
   let cellW = Math.max(0.5, Math.min(o.cellMax ?? 28, avail / cols));
@@ -31,11 +39,17 @@ export function heatmap(o) {
   if (o.square !== false) cellW = cellH = Math.min(cellW, cellH);
   const cw = cellW * cols;
   const ch = cellH * rows;
-  const colTextW = longestCol * 7 + 4;
+  const colTextW = longestCol + 4;
   const rotate = colLabels.length > 0 && colTextW > cellW;
-  const colLabelH = colLabels.length ? (rotate ? Math.min(90, colTextW * 0.87 + 8) : 18) : 0;
+  // CJK labels are never rotated: too long to sit flat, they stand upright, one character below the
+  // other, so the columns they need are one character (an em) wide
+  const cjk = colLabels.some((t) => Array.from(t).some(isCjk));
+  const vertical = rotate && cjk;
+  const longestColChars = Math.max(0, ...colLabels.map((t) => Array.from(t).length));
+  const colLabelH = !colLabels.length ? 0 : vertical ? Math.min(96, Math.ceil(longestColChars * LABEL_FONT * 1.1) + 6) : rotate ? Math.min(90, colTextW * 0.87 + 8) : 18;
+  // labels are thinned whole (every k-th is shown), never cut: a shown label gets its full pitch
   const rowStep = Math.max(1, Math.ceil(MIN_LABEL_PITCH / cellH));
-  const colStep = Math.max(1, Math.ceil(MIN_LABEL_PITCH / cellW));
+  const colStep = Math.max(1, Math.ceil((vertical ? LABEL_FONT + 2 : MIN_LABEL_PITCH) / cellW));
 
   // ---- the canvas: one pixel per cell
   const canvas = h('canvas', {
@@ -53,7 +67,10 @@ export function heatmap(o) {
   const img = ctx.createImageData(cols, rows);
   const px = img.data;
   const scale = hi > lo ? 255 / (hi - lo) : 0;
-  const blocked = o.blockedBy ? (k) => o.blockedBy[k] === -Infinity : () => false;
+  // blocked cells (masked scores, or blockedCell(i, j) such as a causal mask's j > i) are drawn grey,
+  // unlike computed weights near 0 (the colour map's dark end)
+  const blocked = o.blockedBy ? (k) => o.blockedBy[k] === -Infinity
+    : o.blockedCell ? (k) => o.blockedCell(Math.floor(k / cols), k % cols) : () => false;
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
     let r, g, b;
@@ -81,13 +98,15 @@ export function heatmap(o) {
     rowEls[i] = el;
     rowBox.append(el);
   });
-  const colBox = h('div', { class: `hm-cols${rotate ? ' rotated' : ''}` });
+  const colBox = h('div', { class: `hm-cols${vertical ? ' vertical' : rotate ? ' rotated' : ''}` });
   colBox.style.width = `${cw}px`;
   colBox.style.height = `${colLabelH}px`;
   const colEls = [];
   colLabels.forEach((t, j) => {
     if (j % colStep !== 0) return;
-    const el = h('span', { class: 'hm-label', text: t, title: o.colLabels[j] });
+    // upright: one character per line (writing-mode: vertical-rl misplaces CJK glyphs of fonts without
+    // vertical metrics, such as WenQuanYi, which is all some Linux machines have)
+    const el = h('span', { class: 'hm-label', text: vertical ? Array.from(t).join('\n') : t, title: o.colLabels[j] });
     el.style.left = `${(j + 0.5) * cellW}px`;
     colEls[j] = el;
     colBox.append(el);
@@ -173,7 +192,7 @@ export function heatmap(o) {
 
   const grid = h('div', { class: 'hm-grid' }, h('div'), colBox, rowBox, plot);
   // rotated labels lean right: leave room for the last ones
-  const lean = rotate ? Math.min(60, Math.ceil(colTextW * 0.5)) : 0;
+  const lean = rotate && !vertical ? Math.min(60, Math.ceil(colTextW * 0.5)) : 0;
   colBox.style.width = `${cw + lean}px`;
   grid.style.gridTemplateColumns = `${rowLabelW}px ${cw + lean}px`;
   const fig = h('figure', { class: 'hm' });

@@ -3,6 +3,7 @@
 // its links. Lines are rasterised by hand into one canvas (see rasterLine); tokens are DOM text.
 import { h, tokenLabel } from '../dom.js';
 import { headColor } from '../colors.js';
+import { textWidth } from './heatmap.js';
 
 /** linesView({ rowTokens, colTokens, weights [H, n, m], heads: number[], width }) → HTMLElement */
 export function linesView(o) {
@@ -10,7 +11,7 @@ export function linesView(o) {
   const n = rowTokens.length;
   const m = colTokens.length;
   const pitch = Math.max(n, m) <= 40 ? 20 : Math.max(n, m) <= 80 ? 15 : 12;
-  const labelW = Math.min(110, 10 + 7 * Math.max(...rowTokens.map((t) => tokenLabel(t).length), ...colTokens.map((t) => tokenLabel(t).length)));
+  const labelW = Math.min(110, 10 + Math.max(...rowTokens.map((t) => textWidth(tokenLabel(t))), ...colTokens.map((t) => textWidth(tokenLabel(t)))));
   const W = Math.max(80, Math.min(260, (o.width ?? 400) - 2 * labelW - 8));
   const Hpx = Math.max(n, m) * pitch;
   const canvas = h('canvas', { class: 'lines-canvas', 'aria-hidden': 'true', dataset: { rows: n, cols: m, heads: heads.join(',') } });
