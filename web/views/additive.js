@@ -4,6 +4,7 @@
 // (web/family-worker.js calls as.additiveAttention); the view only lays them out. Data in, element out.
 import { h, fmt } from '../dom.js';
 import * as colors from '../colors.js';
+import { t } from '../i18n.js';
 
 /**
  * A small numeric table [rows, cols] with coloured cells; −∞ cells are shown as masked.
@@ -49,11 +50,10 @@ export function additiveView({ result: r, query, onQuery }) {
     name, title, values, rows, cols, rowLabels, colLabels, map: colors.signed, ...extra,
   });
   const body = h('div', { class: 'view-body additive', dataset: { nq, nk, hidden, validLen } });
-  body.append(h('p', { class: 'note', text: `${nq} queries of ${dq} dims, ${nk} keys of ${dk} dims (values ${dv} dims), hidden size ${hidden}. `
-    + `score(q, k) = w_v · tanh(q·W_q + k·W_k): queries and keys may have different sizes. `
-    + (validLen < nk ? `Keys k${validLen}…k${nk - 1} are past validLen = ${validLen}: blocked (✕).` : `validLen = ${validLen}: every key is valid.`) }));
+  body.append(h('p', { class: 'note', text: t('additive.note', { nq, dq, nk, dk, dv, hidden })
+    + (validLen < nk ? t('additive.blocked', { from: validLen, to: nk - 1, validLen }) : t('additive.allValid', { validLen })) }));
 
-  body.append(h('h3', { class: 'steps-sub', text: 'Inputs and weights (seeded random)' }),
+  body.append(h('h3', { class: 'steps-sub', text: t('additive.inputs') }),
     h('div', { class: 'example-results' },
       signed('queries', `queries [${nq}, ${dq}]`, r.queries, nq, dq, qs, names('', dq), { focusRow: qi, onRow: onQuery }),
       signed('keys', `keys [${nk}, ${dk}]`, r.keys, nk, dk, ks, names('', dk)),
@@ -63,16 +63,16 @@ export function additiveView({ result: r, query, onQuery }) {
       signed('wv', `w_v [${hidden}]`, r.wv, 1, hidden, ['w_v'], hs)));
 
   const fq = r.features.subarray(qi * nk * hidden, (qi + 1) * nk * hidden);
-  const pick = h('select', { class: 'token-pick', 'aria-label': 'query whose features are shown' },
+  const pick = h('select', { class: 'token-pick', 'aria-label': t('additive.pickAria') },
     qs.map((q, i) => h('option', { value: i, text: q, selected: i === qi })));
   pick.addEventListener('change', () => onQuery(Number(pick.value)));
-  body.append(h('h3', { class: 'steps-sub' }, '① Features of query ', pick, ' against every key'),
-    h('p', { class: 'formula', text: `tanh(q${qi}·W_q + k_j·W_k), one row per key j, one column per hidden unit (the module's, read with w_v = unit vectors)` }),
+  body.append(h('h3', { class: 'steps-sub' }, t('additive.featuresBefore'), pick, t('additive.featuresAfter')),
+    h('p', { class: 'formula', text: t('additive.featuresFormula', { q: qi }) }),
     h('div', { class: 'example-results' },
-      signed('features', `tanh features of q${qi} [${nk}, ${hidden}]`, fq, nk, hidden, ks, hs, { domain: [-1, 1] })));
+      signed('features', t('additive.featuresTitle', { q: qi, nk, hidden }), fq, nk, hidden, ks, hs, { domain: [-1, 1] })));
 
-  body.append(h('h3', { class: 'steps-sub', text: '② Scores, ③ masked softmax, ④ output' }),
-    h('p', { class: 'formula', text: 'score[i, j] = w_v · features[i, j] (−∞ past validLen) → weights = softmax over j → output = weights · values' }),
+  body.append(h('h3', { class: 'steps-sub', text: t('additive.scoresTitle') }),
+    h('p', { class: 'formula', text: t('additive.scoresFormula') }),
     h('div', { class: 'example-results' },
       signed('scores', `scores [${nq}, ${nk}]`, r.scores, nq, nk, qs, ks, { focusRow: qi, onRow: onQuery }),
       matrix({ name: 'weights', title: `weights [${nq}, ${nk}]`, values: r.weights, rows: nq, cols: nk, rowLabels: qs, colLabels: ks,

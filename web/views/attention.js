@@ -5,6 +5,7 @@ import { h } from '../dom.js';
 import * as colors from '../colors.js';
 import { heatmap } from './heatmap.js';
 import { linesView, headChips } from './lines.js';
+import { t } from '../i18n.js';
 
 function tileWidth(width, count) {
   const per = width >= 640 ? Math.min(count, Math.floor(width / 300)) : 1;
@@ -21,11 +22,11 @@ export function attentionView(o) {
   const heads = o.heads.filter((x) => x < H);
   const view = h('div', { class: 'view-body' });
 
-  const tabs = h('div', { class: 'layer-tabs', role: 'tablist', 'aria-label': 'layer' });
+  const tabs = h('div', { class: 'layer-tabs', role: 'tablist', 'aria-label': t('attention.layers') });
   trace.layers.forEach((ly, l) => {
     const b = h('button', {
       type: 'button', role: 'tab', class: 'tab', 'aria-selected': String(l === layer), dataset: { layer: l },
-      text: `Layer ${l + 1}${ly.kind === 'simple' ? ' (simple)' : ''}`,
+      text: t(ly.kind === 'simple' ? 'attention.layerSimple' : 'attention.layer', { l: l + 1 }),
     });
     b.addEventListener('click', () => o.onLayer(l));
     tabs.append(b);
@@ -50,9 +51,9 @@ export function attentionView(o) {
       values: weights.subarray(hd * rowsTok.length * m, (hd + 1) * rowsTok.length * m),
       blockedBy: scores?.subarray(hd * rowsTok.length * m, (hd + 1) * rowsTok.length * m),
       rows: rowsTok.length, cols: m, map: colors.weights, kind: 'weights', domain: [0, hi],
-      rowLabels: rowsTok, colLabels: colsTok, rowName: 'query', colName: 'key',
-      title: `${caption} · head ${hd + 1}${L.kind === 'simple' && kind === 'attention' ? ' · softmax(X·Xᵀ)' : ''}`,
-      width: tile, cellMax: 30, legendLabel: 'weight',
+      rowLabels: rowsTok, colLabels: colsTok, rowName: t('axis.query'), colName: t(kind === 'cross' ? 'axis.sourceKey' : 'axis.key'),
+      title: `${caption} · ${t('attention.head', { h: hd + 1 })}${L.kind === 'simple' && kind === 'attention' ? ' · softmax(X·Xᵀ)' : ''}`,
+      width: tile, cellMax: 30, legendLabel: t('heatmap.weight'),
       dataset: { kind, layer, head: hd }, selectedRow: kind === 'attention' ? o.token : null,
       onCell: kind === 'attention' ? ((i) => o.onSelect(i)) : null,
     })));
@@ -60,12 +61,12 @@ export function attentionView(o) {
 
   function draw(sel) {
     sel = sel.length ? sel : [0];
-    const parts = [maps(sel, L.attention.weights, trace.tokens, trace.tokens, 'attention', `Layer ${layer + 1}`, L.attention.scores)];
+    const parts = [maps(sel, L.attention.weights, trace.tokens, trace.tokens, 'attention', t('attention.layer', { l: layer + 1 }), L.attention.scores)];
     parts.push(linesView({ rowTokens: trace.tokens, colTokens: trace.tokens, weights: L.attention.weights, heads: sel, width: Math.min(width, 520) }));
     if (L.cross && trace.source) {
-      parts.push(h('h3', { class: 'sub-title', text: 'Cross-attention: target (rows) attends to source (columns)' }));
-      parts.push(maps(sel, L.cross.weights, trace.tokens, trace.source.tokens, 'cross', `Cross ${layer + 1}`, L.cross.scores));
-      parts.push(linesView({ rowTokens: trace.tokens, colTokens: trace.source.tokens, weights: L.cross.weights, heads: sel, width: Math.min(width, 520), title: 'Alignments: target → source' }));
+      parts.push(h('h3', { class: 'sub-title', text: t('attention.crossTitle') }));
+      parts.push(maps(sel, L.cross.weights, trace.tokens, trace.source.tokens, 'cross', t('attention.crossLayer', { l: layer + 1 }), L.cross.scores));
+      parts.push(linesView({ rowTokens: trace.tokens, colTokens: trace.source.tokens, weights: L.cross.weights, heads: sel, width: Math.min(width, 520), title: t('lines.alignments') }));
     }
     body.replaceChildren(...parts);
   }

@@ -2,20 +2,21 @@
 import { h } from '../dom.js';
 import { heatmap } from './heatmap.js';
 import * as colors from '../colors.js';
+import { t } from '../i18n.js';
 
 /** embeddingsView({ trace, width, selected, onSelect }) → HTMLElement */
 export function embeddingsView({ trace, width, selected, onSelect }) {
   const { n, dModel } = trace;
   return h('div', { class: 'view-body' },
-    h('p', { class: 'note', text: `${n} tokens × dModel ${dModel}. ${trace.example
-      ? 'The worked example\'s hand-set 3-d vectors.'
-      : trace.config && trace.config.seed == null
-        ? 'The trained model\'s rows of its embedding table, one per token id.'
-        : 'Seeded random vectors (same seed, same numbers); each token id has one row of the table.'}` }),
+    h('p', { class: 'note', text: t('embeddings.note', {
+      n,
+      dModel,
+      what: t(trace.example ? 'embeddings.example' : trace.config && trace.config.seed == null ? 'embeddings.trained' : 'embeddings.seeded'),
+    }) }),
     heatmap({
       values: trace.embeddings, rows: n, cols: dModel, map: colors.signed,
       rowLabels: trace.tokens, colLabels: dModel <= 64 ? [...Array(dModel).keys()].map(String) : null,
-      rowName: 'token', colName: 'dim', title: 'Embedding E [n, dModel]', width, cellMax: 26,
+      rowName: t('axis.token'), colName: t('axis.dim'), title: t('embeddings.title'), width, cellMax: 26,
       dataset: { name: 'embeddings' }, selectedRow: selected, onCell: onSelect && ((i) => onSelect(i)),
     }));
 }

@@ -1,9 +1,12 @@
 // Canvas heatmap (layer: web; tensorflow/playground's heatmap.ts): one canvas pixel per cell, scaled by
 // CSS with image-rendering: pixelated; row/column labels and the tooltip live in DOM overlays, so
 // labels stay crisp and are thinned or rotated instead of overlapping. The exact value of a cell shows
-// on hover and, from the keyboard, on focus (arrow keys move the cell). Data in, element out.
+// on hover and, from the keyboard, on focus (arrow keys, Home/End move the cell; a live region announces
+// its row, column and value); a visually hidden table holds the values for screen readers. Data in,
+// element out.
 import { h, fmt, tokenLabel } from '../dom.js';
 import { MASKED, domainOf } from '../colors.js';
+import { t } from '../i18n.js';
 import { isCjk } from '../aggregates.js';
 
 const LABEL_FONT = 11; // px
@@ -56,7 +59,7 @@ export function heatmap(o) {
     class: 'hm-canvas',
     tabindex: 0,
     role: 'img',
-    'aria-label': `${o.title ?? 'heatmap'}: ${rows} × ${cols}`,
+    'aria-label': t('heatmap.aria', { title: o.title ?? t('heatmap.name'), rows, cols }),
     dataset: { rows, cols, kind: o.kind ?? 'values', lo, hi, ...(o.dataset ?? {}) },
   });
   canvas.width = cols;
@@ -85,7 +88,7 @@ export function heatmap(o) {
   if (rows * cols <= 1024) canvas.dataset.values = JSON.stringify(Array.from(values, (v) => (Number.isFinite(v) ? v : null)));
 
   // ---- overlays: labels, selection, tooltip
-  const rowBox = h('div', { class: 'hm-rows' });
+  const rowBox = h('div', { class: 'hm-rows', 'aria-hidden': 'true', 'data-no-i18n': '' });
   rowBox.style.width = `${rowLabelW}px`;
   rowBox.style.height = `${ch}px`;
   const rowEls = [];
@@ -98,7 +101,7 @@ export function heatmap(o) {
     rowEls[i] = el;
     rowBox.append(el);
   });
-  const colBox = h('div', { class: `hm-cols${vertical ? ' vertical' : rotate ? ' rotated' : ''}` });
+  const colBox = h('div', { class: `hm-cols${vertical ? ' vertical' : rotate ? ' rotated' : ''}`, 'aria-hidden': 'true', 'data-no-i18n': '' });
   colBox.style.width = `${cw}px`;
   colBox.style.height = `${colLabelH}px`;
   const colEls = [];
@@ -112,7 +115,8 @@ export function heatmap(o) {
     colBox.append(el);
   });
 
-  const tip = h('div', { class: 'hm-tip', role: 'status' });
+  const tip = h('div', { class: 'hm-tip', 'aria-hidden': 'true' });
+  const live = h('div', { class: 'sr-only hm-live', 'aria-live': 'polite', 'aria-atomic': 'true' });
   const cursor = h('div', { class: 'hm-cursor' });
   const rowMark = h('div', { class: 'hm-rowmark' });
   const plot = h('div', { class: 'hm-plot' }, canvas, rowMark, cursor, tip);
@@ -125,7 +129,7 @@ export function heatmap(o) {
   } else rowMark.hidden = true;
 
   let active = null;
-  function show(i, j) {
+  function show(i, j, announce = false) {
     if (active) {
       rowEls[active[0]]?.classList.remove('hot');
       colEls[active[1]]?.classList.remove('hot');
@@ -140,12 +144,12 @@ export function heatmap(o) {
     rowEls[i]?.classList.add('hot');
     colEls[j]?.classList.add('hot');
     const v = values[i * cols + j];
-    const rl = o.rowLabels?.[i] !== undefined ? ` “${tokenLabel(o.rowLabels[i], 24)}”` : '';
-    const cl = o.colLabels?.[j] !== undefined ? ` “${tokenLabel(o.colLabels[j], 24)}”` : '';
-    const k = i * cols + j;
-    const value = Number.isNaN(v) ? '— (padding)' : `${fmt(v, o.digits ?? 4)}${blocked(k) || v === -Infinity ? ' (masked)' : ''}`;
-    tip.textContent = `${o.rowName ?? 'row'} ${i}${rl} · ${o.colName ?? 'col'} ${j}${cl}: ${value}`;
+    tip.textContent = cellText(o, i, j, v, blocked(i * cols + j));
     tip.hidden = false;
+    if (announce) {
+      live.textContent = tip.textContent;
+      Object.assign(live.dataset, { row: i, col: j, value: Number.isFinite(v) ? v : String(v) });
+    }
     cursor.hidden = false;
     cursor.style.left = `${j * cellW}px`;
     cursor.style.top = `${i * cellH}px`;
@@ -179,18 +183,29 @@ export function heatmap(o) {
     const c = cellAt(e);
     if (c && o.onCell) o.onCell(c[0], c[1]);
   });
-  canvas.addEventListener('focus', () => show(...(active ?? [o.selectedRow ?? 0, 0])));
+  let table = null; // the values for screen readers: built with the map when small, else on first focus
+  const addTable = () => {
+    if (table || rows * cols > 4096) return;
+    table = valueTable(o, values, rows, cols, blocked);
+    fig.append(table);
+  };
+  canvas.addEventListener('focus', () => {
+    addTable();
+    show(...(active ?? [o.selectedRow ?? 0, 0]), true);
+  });
   canvas.addEventListener('blur', () => show(null));
   canvas.addEventListener('keydown', (e) => {
     const [i, j] = active ?? [0, 0];
-    const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+    const moves = {
+      ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1], Home: [0, -cols], End: [0, cols],
+    };
     if (moves[e.key]) {
       e.preventDefault();
-      show(Math.min(rows - 1, Math.max(0, i + moves[e.key][0])), Math.min(cols - 1, Math.max(0, j + moves[e.key][1])));
+      show(Math.min(rows - 1, Math.max(0, i + moves[e.key][0])), Math.min(cols - 1, Math.max(0, j + moves[e.key][1])), true);
     } else if (e.key === 'Enter' && o.onCell) o.onCell(i, j);
   });
 
-  const grid = h('div', { class: 'hm-grid' }, h('div'), colBox, rowBox, plot);
+  const grid = h('div', { class: 'hm-grid' }, h('div'), colBox, rowBox, plot, live);
   // rotated labels lean right: leave room for the last ones
   const lean = rotate && !vertical ? Math.min(60, Math.ceil(colTextW * 0.5)) : 0;
   colBox.style.width = `${cw + lean}px`;
@@ -199,7 +214,40 @@ export function heatmap(o) {
   if (o.title) fig.append(h('figcaption', { class: 'hm-title' }, o.title));
   fig.append(grid);
   if (o.legend !== false) fig.append(legend(map, lo, hi, o.legendLabel));
+  if (rows * cols <= 256) addTable();
   return fig;
+}
+
+/** The tooltip's and the live region's text for cell (i, j): row and column with their tokens, and the value. */
+function cellText(o, i, j, v, isBlocked) {
+  const rowToken = o.rowLabels?.[i] !== undefined ? ` “${tokenLabel(o.rowLabels[i], 24)}”` : '';
+  const colToken = o.colLabels?.[j] !== undefined ? ` “${tokenLabel(o.colLabels[j], 24)}”` : '';
+  const value = Number.isNaN(v) ? t('heatmap.padding') : `${fmt(v, o.digits ?? 4)}${isBlocked || v === -Infinity ? t('heatmap.masked') : ''}`;
+  return t('heatmap.cell', {
+    row: o.rowName ?? t('heatmap.row'), i, rowToken, col: o.colName ?? t('heatmap.col'), j, colToken, value,
+  });
+}
+
+/** A visually hidden table of a heatmap's values (caption, column and row headers) for screen readers. */
+function valueTable(o, values, rows, cols, blocked) {
+  const name = (labels, axis, k) => (labels?.[k] !== undefined ? tokenLabel(labels[k], 24) : `${axis} ${k}`);
+  const rowName = o.rowName ?? t('heatmap.row');
+  const colName = o.colName ?? t('heatmap.col');
+  const tbl = h('table', { class: 'hm-table' },
+    h('caption', { text: t('heatmap.table', { title: o.title ?? t('heatmap.name'), rows, cols }) }));
+  tbl.append(h('thead', {}, h('tr', {}, h('td'),
+    Array.from({ length: cols }, (_, j) => h('th', { scope: 'col', text: name(o.colLabels, colName, j) })))));
+  const tb = h('tbody');
+  for (let i = 0; i < rows; i++) {
+    const tr = h('tr', {}, h('th', { scope: 'row', text: name(o.rowLabels, rowName, i) }));
+    for (let j = 0; j < cols; j++) {
+      const v = values[i * cols + j];
+      tr.append(h('td', { text: Number.isNaN(v) ? '—' : `${fmt(v, o.digits ?? 4)}${blocked(i * cols + j) || v === -Infinity ? t('heatmap.masked') : ''}` }));
+    }
+    tb.append(tr);
+  }
+  tbl.append(tb);
+  return h('div', { class: 'sr-only' }, tbl); // a div: a table ignores the 1-px box
 }
 
 /** A colour bar with its domain's ends and middle. */
@@ -216,5 +264,5 @@ export function legend(map, lo, hi, label) {
   return h('div', { class: 'legend' },
     label ? h('span', { class: 'legend-label', text: label }) : null,
     h('span', { text: fmt(lo, 2) }), bar, h('span', { text: fmt(hi, 2) }),
-    h('span', { class: 'legend-masked', text: 'masked' }));
+    h('span', { class: 'legend-masked', text: t('heatmap.legendMasked') }));
 }

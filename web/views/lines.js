@@ -4,6 +4,7 @@
 import { h, tokenLabel } from '../dom.js';
 import { headColor } from '../colors.js';
 import { textWidth } from './heatmap.js';
+import { t } from '../i18n.js';
 
 /** linesView({ rowTokens, colTokens, weights [H, n, m], heads: number[], width }) → HTMLElement */
 export function linesView(o) {
@@ -86,7 +87,7 @@ export function linesView(o) {
     box.style.width = `${labelW}px`;
     box.style.height = `${Hpx}px`;
     tokens.forEach((t, i) => {
-      const el = h('span', { class: 'lines-token', text: tokenLabel(t), title: t, tabindex: tokens.length <= 40 ? 0 : null });
+      const el = h('span', { class: 'lines-token', text: tokenLabel(t), title: t, tabindex: tokens.length <= 40 ? 0 : null, 'data-no-i18n': '' });
       el.style.top = `${i * pitch}px`;
       el.style.height = `${pitch}px`;
       el.style.lineHeight = `${pitch}px`;
@@ -101,7 +102,7 @@ export function linesView(o) {
     return box;
   };
   return h('figure', { class: 'lines' },
-    h('figcaption', { class: 'hm-title', text: `${o.title ?? 'Lines: query → key, opacity = weight'}${floor > 0.004 ? ` · links ≥ ${floor.toFixed(3)} (hover a token for all of its links)` : ''}` }),
+    h('figcaption', { class: 'hm-title', text: `${o.title ?? t('lines.title')}${floor > 0.004 ? t('lines.floor', { floor: floor.toFixed(3) }) : ''}` }),
     h('div', { class: 'lines-body' }, side(rowTokens, 'left'), canvas, side(colTokens, 'right')));
 }
 
@@ -154,7 +155,7 @@ function rasterLine(rgb, w, h, x0, y0, x1, y1, cr, cg, cb, a, half0) {
  */
 export function headChips({ numHeads, selected, onChange }) {
   let current = [...selected];
-  const box = h('div', { class: 'head-chips', role: 'group', 'aria-label': 'heads' });
+  const box = h('div', { class: 'head-chips', role: 'group', 'aria-label': t('lines.heads') });
   const chips = [];
   const set = (next) => {
     current = next;
@@ -167,7 +168,7 @@ export function headChips({ numHeads, selected, onChange }) {
   };
   for (let hd = 0; hd < numHeads; hd++) {
     const chip = h('button', {
-      type: 'button', class: 'head-chip', title: 'click: show/hide this head · double-click: only this head', dataset: { head: hd },
+      type: 'button', class: 'head-chip', title: t('lines.chipTitle'), 'aria-label': t('lines.chipLabel', { h: hd + 1 }), dataset: { head: hd },
     }, h('span', { class: 'swatch' }), `H${hd + 1}`);
     chip.querySelector('.swatch').style.background = headColor(hd);
     chip.addEventListener('click', () => {

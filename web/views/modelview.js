@@ -8,6 +8,7 @@
 import { h, fmt } from '../dom.js';
 import * as colors from '../colors.js';
 import { heatmap } from './heatmap.js';
+import { t } from '../i18n.js';
 
 /**
  * modelView({ sections, layer, heads, width, onOpen }) → HTMLElement
@@ -21,8 +22,8 @@ export function modelView(o) {
   for (const sec of o.sections) {
     if (o.sections.length > 1) body.append(h('h3', { class: 'sub-title', text: sec.title }));
     body.append(grid(sec, o, o.sections.length === 1), h('div', { class: 'example-results' },
-      metricTable(sec, 'entropy', `Entropy per head (nats; uniform over all ${sec.m} keys = ${fmt(Math.log(sec.m), 2)})`, sec.entropy, 3, o),
-      sec.distance ? metricTable(sec, 'distance', 'Mean attention distance per head (tokens)', sec.distance, 2, o) : null));
+      metricTable(sec, 'entropy', t('model.entropyTitle', { m: sec.m, uniform: fmt(Math.log(sec.m), 2) }), sec.entropy, 3, o),
+      sec.distance ? metricTable(sec, 'distance', t('model.distanceTitle'), sec.distance, 2, o) : null));
   }
   return body;
 }
@@ -42,7 +43,7 @@ function grid(sec, o, named) {
   // own largest weight (so a diffuse head still shows its pattern); gaps white
   const canvas = h('canvas', {
     class: 'mv-canvas', tabindex: 0, role: 'img',
-    'aria-label': `${sec.title}: ${L} layers × ${H} heads, ${n} × ${m} weights each${open ? '; click one to open it' : ''}`,
+    'aria-label': t(open ? 'model.gridAriaOpen' : 'model.gridAria', { title: sec.title, L, H, n, m }),
     dataset: { section: sec.key, layers: L, heads: H, n, m, gap },
   });
   canvas.width = cw;
@@ -100,8 +101,8 @@ function grid(sec, o, named) {
   hover.hidden = true;
   const tip = h('div', { class: 'mv-tip', role: 'status' });
   tip.hidden = true;
-  const describe = (l, hd) => `Layer ${l + 1} · head ${hd + 1} · entropy ${fmt(sec.entropy[l][hd], 3)} nats`
-    + `${sec.distance ? ` · mean distance ${fmt(sec.distance[l][hd], 2)} tokens` : ''}${open ? ' — click to open' : ''}`;
+  const describe = (l, hd) => t('model.describe', { l: l + 1, h: hd + 1, entropy: fmt(sec.entropy[l][hd], 3) })
+    + `${sec.distance ? t('model.describeDistance', { d: fmt(sec.distance[l][hd], 2) }) : ''}${open ? t('model.describeOpen') : ''}`;
   let active = null;
   const show = (c) => {
     active = c;
@@ -150,7 +151,7 @@ function grid(sec, o, named) {
   plot.style.width = `${cssW}px`;
   plot.style.height = `${cssH}px`;
   return h('figure', { class: 'mv-fig' },
-    h('figcaption', { class: 'hm-title', text: `${named ? `${sec.title}: e` : 'E'}very layer (rows) × head (columns), queries down, keys across; each thumbnail scaled to its own largest weight` }),
+    h('figcaption', { class: 'hm-title', text: named ? t('model.gridCaptionNamed', { title: sec.title }) : t('model.gridCaption') }),
     h('div', { class: 'scroll-x' }, h('div', { class: 'mv-grid' }, h('div'), colLabels, rowLabels, plot)));
 }
 
@@ -174,8 +175,8 @@ function metricTable(sec, name, title, values, digits, o) {
   let hi = -Infinity;
   for (const row of values) for (const v of row) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
   if (!(hi > lo)) hi = lo + 1;
-  const t = h('table', { class: 'matrix metric', dataset: { metric: name, section: sec.key } });
-  t.append(h('thead', {}, h('tr', {}, h('th'), Array.from({ length: H }, (_, hd) => h('th', { scope: 'col', text: `H${hd + 1}` })))));
+  const tbl = h('table', { class: 'matrix metric', dataset: { metric: name, section: sec.key } });
+  tbl.append(h('thead', {}, h('tr', {}, h('th'), Array.from({ length: H }, (_, hd) => h('th', { scope: 'col', text: `H${hd + 1}` })))));
   const tb = h('tbody');
   const solo = (o.heads ?? []).length === 1 ? o.heads[0] : null;
   for (let l = 0; l < L; l++) {
@@ -184,7 +185,7 @@ function metricTable(sec, name, title, values, digits, o) {
       const v = values[l][hd];
       const td = h('td', {
         text: fmt(v, digits), class: sec.open && l === o.layer && hd === solo ? 'on' : null,
-        tabindex: sec.open ? 0 : null, title: sec.open ? `layer ${l + 1}, head ${hd + 1}: open in the attention view` : null,
+        tabindex: sec.open ? 0 : null, title: sec.open ? t('model.cellTitle', { l: l + 1, h: hd + 1 }) : null,
         dataset: { layer: l, head: hd, value: v },
       });
       td.style.background = colors.cssColor(colors.magnitude, v, lo, hi);
@@ -198,15 +199,10 @@ function metricTable(sec, name, title, values, digits, o) {
     }
     tb.append(tr);
   }
-  t.append(tb);
-  return h('figure', { class: 'matrix-fig' }, h('figcaption', { class: 'hm-title', text: title }), h('div', { class: 'scroll-x' }, t));
+  tbl.append(tb);
+  return h('figure', { class: 'matrix-fig' }, h('figcaption', { class: 'hm-title', text: title }), h('div', { class: 'scroll-x' }, tbl));
 }
 
-const AGG_TITLE = {
-  mean: 'mean over heads',
-  max: 'max over heads',
-  rollout: 'attention rollout through layer',
-};
 
 /**
  * aggregateView({ values, agg, layer, tokens, hidden, thr, topk, width, token, onSelect }) → HTMLElement
@@ -215,17 +211,17 @@ const AGG_TITLE = {
 export function aggregateView(o) {
   const n = o.tokens.length;
   const title = o.agg === 'rollout'
-    ? `${AGG_TITLE.rollout} ${o.layer + 1}: (mean + I), rows renormalised, multiplied through layers 1…${o.layer + 1}`
-    : `Layer ${o.layer + 1} · ${AGG_TITLE[o.agg]}`;
+    ? t('aggregate.rollout', { l: o.layer + 1 })
+    : `${t('attention.layer', { l: o.layer + 1 })} · ${t(o.agg === 'mean' ? 'attention.aggMean' : 'attention.aggMax')}`;
   let hi = 0;
   for (const v of o.values) if (v > hi) hi = v;
-  const filt = [o.thr > 0 ? `weights < ${o.thr}` : null, o.topk > 0 ? `all but the top ${o.topk} per query` : null].filter(Boolean);
+  const filt = [o.thr > 0 ? t('aggregate.below', { thr: o.thr }) : null, o.topk > 0 ? t('aggregate.topk', { k: o.topk }) : null].filter(Boolean);
   return h('div', { class: 'aggregate' },
     heatmap({
       values: o.values, rows: n, cols: n, map: colors.weights, kind: 'weights', domain: [0, hi > 0 ? hi : 1],
-      rowLabels: o.tokens, colLabels: o.tokens, rowName: 'query', colName: 'key', title,
-      width: Math.min(o.width, 560), cellMax: 30, legendLabel: 'weight',
+      rowLabels: o.tokens, colLabels: o.tokens, rowName: t('axis.query'), colName: t('axis.key'), title,
+      width: Math.min(o.width, 560), cellMax: 30, legendLabel: t('heatmap.weight'),
       dataset: { kind: 'aggregate', agg: o.agg, layer: o.layer }, selectedRow: o.token, onCell: (i) => o.onSelect(i),
     }),
-    filt.length ? h('p', { class: 'note', text: `Hidden: ${filt.join(' and ')} (${o.hidden} link${o.hidden === 1 ? '' : 's'}).` }) : null);
+    filt.length ? h('p', { class: 'note', text: t(o.hidden === 1 ? 'aggregate.hidden.one' : 'aggregate.hidden.other', { what: filt.join(t('aggregate.and')), n: o.hidden }) }) : null);
 }

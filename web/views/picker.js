@@ -4,6 +4,7 @@
 // to the compute worker as File objects and read there in chunks (as.loadPretrained); nothing is uploaded.
 // Data in, element out; the caller owns loading.
 import { h } from '../dom.js';
+import { t } from '../i18n.js';
 
 const base = (f) => (f.webkitRelativePath || f.name).split('/').pop();
 
@@ -26,8 +27,8 @@ export function matchCheckpointFiles(list) {
   }
   const missing = [];
   if (!config) missing.push('config.json');
-  if (!weights) missing.push(shards.length > 1 ? 'model.safetensors (one file: sharded checkpoints are not supported)' : 'model.safetensors');
-  if (!tokenizer) missing.push('tokenizer.json (or vocab.json + merges.txt, or vocab.txt)');
+  if (!weights) missing.push(shards.length > 1 ? t('checkpoint.needOneWeights') : 'model.safetensors');
+  if (!tokenizer) missing.push(t('checkpoint.needTokenizer'));
   return { files: { config, weights, tokenizer }, missing };
 }
 
@@ -37,7 +38,7 @@ export function matchCheckpointFiles(list) {
  */
 export function checkpointBox({ onFiles }) {
   const msg = h('p', { class: 'ckpt-msg', id: 'ckpt-msg', 'aria-live': 'polite' });
-  const bar = h('progress', { id: 'ckpt-progress', max: 1, value: 0, hidden: true, 'aria-label': 'loading the checkpoint' });
+  const bar = h('progress', { id: 'ckpt-progress', max: 1, value: 0, hidden: true, 'aria-label': t('checkpoint.progressAria') });
   const message = (text, isError = false) => {
     msg.textContent = text;
     msg.classList.toggle('error', isError);
@@ -50,7 +51,7 @@ export function checkpointBox({ onFiles }) {
   const take = (list) => {
     const { files, missing } = matchCheckpointFiles(list);
     if (missing.length) {
-      message(`Still needed: ${missing.join(', ')}.`, list.length > 0);
+      message(t('checkpoint.missing', { files: missing.join(t('checkpoint.listSep')) }), list.length > 0);
       return;
     }
     onFiles(files);
@@ -60,11 +61,11 @@ export function checkpointBox({ onFiles }) {
   files.addEventListener('change', () => take([...files.files]));
   folder.addEventListener('change', () => take([...folder.files]));
   const drop = h('div', { class: 'ckpt-drop', id: 'ckpt-drop', tabindex: '-1' },
-    h('p', { text: 'Drop config.json, model.safetensors and tokenizer.json here (or their folder), or choose them:' }),
+    h('p', { text: t('checkpoint.drop') }),
     h('div', { class: 'ctl-row' },
-      h('label', { class: 'btn file-btn' }, 'files…', files),
-      h('label', { class: 'btn file-btn' }, 'a folder…', folder)),
-    h('p', { class: 'note', text: 'GPT-2 (gpt2, distilgpt2 …) and BERT (bert-base-uncased …) in Hugging Face layout, F32/F16/BF16. The files are read here, in your browser: nothing is uploaded.' }));
+      h('label', { class: 'btn file-btn' }, t('checkpoint.files'), files),
+      h('label', { class: 'btn file-btn' }, t('checkpoint.folder'), folder)),
+    h('p', { class: 'note', text: t('checkpoint.about') }));
   drop.addEventListener('dragover', (e) => {
     e.preventDefault();
     drop.classList.add('over');

@@ -5,6 +5,7 @@
 import { h, s, fmt } from '../dom.js';
 import * as colors from '../colors.js';
 import { heatmap } from './heatmap.js';
+import { t } from '../i18n.js';
 
 const TRUTH = '#6b7280';
 const PRED = colors.headColor(1);
@@ -22,14 +23,14 @@ function plot(r, width) {
   const x = (v) => pad.l + (v / 5) * (W - pad.l - pad.r);
   const y = (v) => pad.t + ((hi - v) / (hi - lo)) * (H - pad.t - pad.b);
   const svg = s('svg', { class: 'curves regression-plot', viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: 'img',
-    'aria-label': `prediction for w = ${r.w} against the truth and the 50 training points` });
+    'aria-label': t('regression.plotAria', { w: r.w }) });
   const step = hi - lo > 6 ? 2 : 1;
   for (let v = lo; v <= hi; v += step) {
     svg.append(s('line', { x1: pad.l, x2: W - pad.r, y1: y(v), y2: y(v), class: 'grid' }),
       s('text', { x: pad.l - 4, y: y(v) + 4, 'text-anchor': 'end', class: 'axis', text: fmt(v, 0) }));
   }
   for (let v = 0; v <= 5; v++) svg.append(s('text', { x: x(v), y: H - 6, 'text-anchor': 'middle', class: 'axis', text: String(v) }));
-  svg.append(s('text', { x: x(4.5), y: H - 6, 'text-anchor': 'middle', class: 'axis', text: 'x →' }),
+  svg.append(s('text', { x: x(4.5), y: H - 6, 'text-anchor': 'middle', class: 'axis', text: 'x →', 'aria-hidden': 'true' }),
     s('text', { x: pad.l + 4, y: pad.t + 10, class: 'axis', text: 'y' }));
   const line = (ys, attrs) => s('polyline', {
     points: Array.from(r.xQuery, (xv, i) => `${x(xv).toFixed(1)},${y(ys[i]).toFixed(1)}`).join(' '), fill: 'none', ...attrs,
@@ -43,8 +44,8 @@ function plot(r, width) {
     return h('span', { class: 'curve-key' }, sw, text);
   };
   const fig = h('figure', { class: 'curves-fig' },
-    h('figcaption', { class: 'hm-title', text: `Prediction ŷ(x) = Σⱼ weight(x, xⱼ)·yⱼ with w = ${fmt(r.w, 1)}` }), svg,
-    h('div', { class: 'curve-keys' }, key(PRED, 'prediction (module)'), key(TRUTH, 'truth 2 sin x + x^0.8', true), key(POINTS, '50 training points (noisy)')));
+    h('figcaption', { class: 'hm-title', text: t('regression.caption', { w: fmt(r.w, 1) }) }), svg,
+    h('div', { class: 'curve-keys' }, key(PRED, t('regression.pred')), key(TRUTH, t('regression.truth'), true), key(POINTS, t('regression.points'))));
   fig.style.maxWidth = `${W}px`;
   return fig;
 }
@@ -60,8 +61,8 @@ export function regressionView({ result: r, width }) {
   const map = heatmap({
     values: r.weights, rows: nq, cols: nt, map: colors.weights, kind: 'weights', domain: [0, top > 0 ? top : 1],
     rowLabels: Array.from(r.xQuery, (v) => v.toFixed(1)), colLabels: Array.from(r.xTrain, (v) => v.toFixed(2)),
-    rowName: 'query x', colName: 'training x', title: `weights [${nq} queries, ${nt} training points] (rows sum to 1)`,
-    width: Math.min(half - 16, 460), cellMax: 9, legendLabel: 'weight', dataset: { kind: 'kernel', w: r.w },
+    rowName: t('axis.queryX'), colName: t('axis.trainingX'), title: t('regression.weights', { nq, nt }),
+    width: Math.min(half - 16, 460), cellMax: 9, legendLabel: t('heatmap.weight'), dataset: { kind: 'kernel', w: r.w },
   });
   return h('div', { class: 'row-2 regression', dataset: { w: r.w, seed: r.seed, pred: JSON.stringify(Array.from(r.yPred)) } },
     plot(r, half), map);

@@ -10,13 +10,14 @@
 import { h, fmt, tokenLabel } from '../dom.js';
 import * as colors from '../colors.js';
 import { heatmap } from './heatmap.js';
+import { t } from '../i18n.js';
 
 const row = (a, i, w) => a.subarray(i * w, (i + 1) * w);
 
 /** A labelled row of numbers (one per key, or one per dimension), coloured by value. */
 function numRow({ labels, values, map = colors.signed, domain, name, emphasize }) {
   const [lo, hi] = domain ?? colors.domainOf(values, 'signed');
-  const box = h('div', { class: 'numrow', dataset: { name: name ?? '' } });
+  const box = h('div', { class: 'numrow', dataset: { name: name ?? '' }, 'data-no-i18n': '' });
   values.forEach((v, j) => {
     // one element per number (label on the first line, styled by ::first-line): rows of 128 keys stay cheap
     const cell = h('span', {
@@ -38,7 +39,7 @@ function vec(values, name, width, domain) {
   if (values.length <= 24) return numRow({ values, name, domain });
   return heatmap({
     values, rows: 1, cols: values.length, map: colors.signed, domain, width, cellMax: 14,
-    rowName: name, colName: 'dim', legend: false, dataset: { name },
+    rowName: name, colName: t('axis.dim'), legend: false, dataset: { name },
   });
 }
 
@@ -54,7 +55,7 @@ function step(num, title, formula, ...content) {
  * q, K, q·k, scale, mask, softmax, × V, concat, × W_O. Appends to `body`; returns the next step number.
  */
 function attentionSteps(body, k, o) {
-  const { A, i, hh, H, d, nk, qTokens, kTokens, simple, vw, prefix = '', kName = 'key', qFrom = 'x_i', kFrom = 'X' } = o;
+  const { A, i, hh, H, d, nk, qTokens, kTokens, simple, vw, prefix = '', kName = t('axis.key'), qFrom = 'x_i', kFrom = 'X' } = o;
   const nq = A.weights.length / (H * nk);
   const hd = d / H;
   const scale = A.scale;
@@ -81,31 +82,31 @@ function attentionSteps(body, k, o) {
   const emph = self ? i : undefined;
   const n = (name) => `${prefix}${name}`;
 
-  body.append(step(k++, `${prefix ? 'cross: ' : ''}q for “${tokenLabel(qTokens[i], 24)}”`, simple ? 'q_i = x_i (no W_Q in the simple version)' : `q_i = ${qFrom} · W_Q, columns ${hh * hd}…${(hh + 1) * hd - 1} (head ${hh + 1})`, vec(qi, n('q'), vw)));
-  body.append(step(k++, prefix ? 'every source key k_j' : 'every key k_j', simple ? 'K = X' : `K = ${kFrom} · W_K (this head's columns)`, heatmap({
-    values: K, rows: nk, cols: hd, map: colors.signed, rowLabels: kTokens, rowName: kName, colName: 'dim',
+  body.append(step(k++, t(prefix ? 'steps.qCross' : 'steps.q', { token: tokenLabel(qTokens[i], 24) }), simple ? t('steps.qSimple') : t('steps.qFormula', { from: qFrom, c0: hh * hd, c1: (hh + 1) * hd - 1, h: hh + 1 }), vec(qi, n('q'), vw)));
+  body.append(step(k++, t(prefix ? 'steps.keysCross' : 'steps.keys'), simple ? 'K = X' : t('steps.keysFormula', { from: kFrom }), heatmap({
+    values: K, rows: nk, cols: hd, map: colors.signed, rowLabels: kTokens, rowName: kName, colName: t('axis.dim'),
     width: vw, cellMax: 20, heightMax: 360, legend: false, dataset: { name: n('K') },
   })));
-  body.append(step(k++, 'dot products', 'q_i · k_j for every key j (module)', numRow({ labels: kTokens, values: dots, name: n('dots'), emphasize: emph })));
-  body.append(step(k++, simple ? 'no scaling' : `÷ √dₖ = ÷ √${hd} = × ${fmt(scale, 6)}`, `scores_ij = q_i · k_j × scale (scale = ${fmt(scale, 6)} from the module's trace${blocked.includes(true) ? '; keys the mask blocks: —' : ''})`,
+  body.append(step(k++, t('steps.dots'), t('steps.dotsFormula'), numRow({ labels: kTokens, values: dots, name: n('dots'), emphasize: emph })));
+  body.append(step(k++, simple ? t('steps.noScale') : `÷ √dₖ = ÷ √${hd} = × ${fmt(scale, 6)}`, t(blocked.includes(true) ? 'steps.scaleFormulaBlocked' : 'steps.scaleFormula', { scale: fmt(scale, 6) }),
     numRow({ labels: kTokens, values: Array.from(scores, (v) => (v === -Infinity ? NaN : v)), name: n('scaled'), emphasize: emph })));
   const nBlocked = blocked.filter(Boolean).length;
-  body.append(step(k++, 'mask', nBlocked ? `${nBlocked} blocked key(s) become −∞ (causal: j > i; padding: <pad> keys)` : 'no key is blocked for this query',
+  body.append(step(k++, t('steps.mask'), nBlocked ? t('steps.maskBlocked', { n: nBlocked }) : t('steps.maskNone'),
     numRow({ labels: kTokens, values: scores, name: n('masked'), emphasize: emph })));
-  body.append(step(k++, 'softmax', `max = ${fmt(mx)}; subtract it so exp never overflows, then exp, sum (Σ = ${fmt(sum)}), divide`,
+  body.append(step(k++, 'softmax', t('steps.softmaxFormula', { max: fmt(mx), sum: fmt(sum) }),
     h('div', { class: 'sub', text: 'x − max' }), numRow({ labels: kTokens, values: shifted, name: n('shifted') }),
-    h('div', { class: 'sub', text: 'exp(x − max) = weight × Σ' }), numRow({ labels: kTokens, values: exps, map: colors.magnitude, domain: [0, 1], name: n('exp') }),
-    h('div', { class: 'sub', text: `÷ Σ = ${fmt(sum)} → attention weights (module)` }),
+    h('div', { class: 'sub', text: t('steps.expSub') }), numRow({ labels: kTokens, values: exps, map: colors.magnitude, domain: [0, 1], name: n('exp') }),
+    h('div', { class: 'sub', text: t('steps.divide', { sum: fmt(sum) }) }),
     numRow({ labels: kTokens, values: weights, map: colors.weights, domain: [0, 1], name: n('weights') })));
-  body.append(step(k++, 'weights × V', simple ? 'context_i = Σ_j w_ij · x_j' : 'head output = Σ_j w_ij · v_j', heatmap({
-    values: V, rows: nk, cols: hd, map: colors.signed, rowLabels: kTokens, rowName: prefix ? 'source value' : 'value', colName: 'dim',
-    width: vw, cellMax: 20, heightMax: 360, legend: false, title: 'V (this head)', dataset: { name: n('V') },
-  }), h('div', { class: 'sub', text: '= head output' }), vec(headOut, n('head-out'), vw)));
+  body.append(step(k++, t('steps.timesV'), simple ? 'context_i = Σ_j w_ij · x_j' : t('steps.timesVFormula'), heatmap({
+    values: V, rows: nk, cols: hd, map: colors.signed, rowLabels: kTokens, rowName: t(prefix ? 'axis.sourceValue' : 'axis.value'), colName: t('axis.dim'),
+    width: vw, cellMax: 20, heightMax: 360, legend: false, title: t('steps.vTitle'), dataset: { name: n('V') },
+  }), h('div', { class: 'sub', text: t('steps.headOut') }), vec(headOut, n('head-out'), vw)));
   if (!simple && H > 1) {
-    body.append(step(k++, 'concat heads', `[head 1 | … | head ${H}], ${H} × ${hd} = ${d} numbers`, vec(row(A.concat, i, d), n('concat'), vw)));
+    body.append(step(k++, t('steps.concat'), t('steps.concatFormula', { H, hd, d }), vec(row(A.concat, i, d), n('concat'), vw)));
   }
   if (!simple && A.output !== A.concat) {
-    body.append(step(k++, '× W_O', `${prefix ? 'cross-' : ''}attention output = concat · W_O + b_O`, vec(row(A.output, i, d), n('attn-out'), vw)));
+    body.append(step(k++, '× W_O', t(prefix ? 'steps.woCross' : 'steps.wo'), vec(row(A.output, i, d), n('attn-out'), vw)));
   }
   return k;
 }
@@ -117,16 +118,16 @@ function layerNormStep(num, name, title, src, out, stats, eps, vw, srcLabel = 'x
   const z = Float32Array.from(src, (t) => (t - mu) / sd);
   return step(num, title, `LN(x) = (x − μ) / √(σ² + ε) · γ + β, ε = ${eps}`,
     h('div', { class: 'sub', text: `x = ${srcLabel}` }), vec(src, `${name}-in`, vw),
-    h('p', { class: 'formula', dataset: { name: `${name}-stats`, mu: String(mu), var: String(v) }, text: `μ = ${fmt(mu, 6)} · σ² = ${fmt(v, 6)} (biased, module) · √(σ² + ε) = ${fmt(sd, 6)}` }),
+    h('p', { class: 'formula', dataset: { name: `${name}-stats`, mu: String(mu), var: String(v) }, text: t('steps.lnStats', { mu: fmt(mu, 6), v: fmt(v, 6), sd: fmt(sd, 6) }) }),
     h('div', { class: 'sub', text: '(x − μ) / √(σ² + ε)' }), vec(z, `${name}-z`, vw),
-    h('div', { class: 'sub', text: `· γ + β = ${name} (module)` }), vec(out, name, vw));
+    h('div', { class: 'sub', text: t('steps.lnOut', { name }) }), vec(out, name, vw));
 }
 
 function residualStep(num, title, formula, a, aLabel, b, bLabel, sum, name, vw) {
   return step(num, title, formula,
     h('div', { class: 'sub', text: aLabel }), vec(a, `${name}-a`, vw),
     h('div', { class: 'sub', text: `+ ${bLabel}` }), vec(b, `${name}-b`, vw),
-    h('div', { class: 'sub', text: `= ${name} (module)` }), vec(sum, name, vw));
+    h('div', { class: 'sub', text: t('steps.resOut', { name }) }), vec(sum, name, vw));
 }
 
 /** stepsView({ trace, layer, head, token, width, onSelect }) → HTMLElement */
@@ -143,7 +144,7 @@ export function stepsView(o) {
   if (!L.full) {
     // the page asks for the shown layer's full trace; until that run returns this layer has weights only
     return h('div', { class: 'view-body steps', dataset: { token: i, head: hh, layer: o.layer, pending: '1' } },
-      h('p', { class: 'note', text: `Computing the full trace of layer ${o.layer + 1}…` }));
+      h('p', { class: 'note', text: t('steps.pending', { l: o.layer + 1 }) }));
   }
   const simple = L.kind === 'simple';
   const toks = trace.tokens;
@@ -154,21 +155,21 @@ export function stepsView(o) {
   const r = (a) => row(a, i, dm);
   const stats = (K) => ({ mu: L[`norm${K}Mean`][i], v: L[`norm${K}Var`][i] });
 
-  const tokenPicker = h('select', { class: 'token-pick', 'aria-label': 'query token' });
+  const tokenPicker = h('select', { class: 'token-pick', 'aria-label': t('steps.queryToken'), 'data-no-i18n': '' });
   toks.forEach((t, j) => tokenPicker.append(h('option', { value: j, selected: j === i, text: `${j}: ${tokenLabel(t, 24)}` })));
   tokenPicker.addEventListener('change', () => o.onSelect?.(Number(tokenPicker.value)));
 
   const body = h('div', { class: 'view-body steps', dataset: { token: i, head: hh, layer: o.layer } });
   body.append(h('div', { class: 'steps-head' },
-    h('label', {}, 'Query token ', tokenPicker),
-    h('span', { class: 'note', text: `layer ${o.layer + 1}, head ${hh + 1} of ${H} · dₖ = ${hd}${simple ? ' · simple attention: q = k = v = x, no weights' : ` · ${preNorm ? 'pre-norm' : 'post-norm'}`}` })));
+    h('label', {}, t('steps.queryToken'), ' ', tokenPicker),
+    h('span', { class: 'note', text: `${t('steps.where', { l: o.layer + 1, h: hh + 1, H, hd })} · ${t(simple ? 'steps.simple' : preNorm ? 'steps.preNorm' : 'steps.postNorm')}` })));
   if (trace.nReal != null && i >= trace.nReal) {
-    body.append(h('p', { class: 'note', dataset: { name: 'pad-note' }, text: `“${toks[i]}” is padding: as a key it is blocked for every query (−∞ score, weight 0), so no real token sees it; as a query its row is computed over the real keys, as PyTorch does, and the real tokens ignore it.` }));
+    body.append(h('p', { class: 'note', dataset: { name: 'pad-note' }, text: t('steps.padNote', { token: toks[i] }) }));
   }
   const full = !simple && L.residual1 && L.norm1;
   let k = 1;
   if (full && preNorm) {
-    body.append(layerNormStep(k++, 'norm1', 'LayerNorm 1 (pre-norm: attention reads norm1)', r(L.input), r(L.norm1), stats(1), eps, vw, 'x_i (layer input)'));
+    body.append(layerNormStep(k++, 'norm1', t('steps.ln1Pre'), r(L.input), r(L.norm1), stats(1), eps, vw, t('steps.layerInput')));
   }
   k = attentionSteps(body, k, {
     A, i, hh, H, d, nk: n, qTokens: toks, kTokens: toks, simple, vw, Q: simple ? L.input : undefined, KV: simple ? L.input : undefined, qFrom: full && preNorm ? 'norm1_i' : 'x_i', kFrom: full && preNorm ? 'norm1' : 'X',
@@ -179,42 +180,41 @@ export function stepsView(o) {
   const cross = L.cross && L.residual3 ? L.cross : null;
   const blocks = cross ? ['attn', 'cross', 'ffn'] : ['attn', 'ffn'];
   let prev = r(L.input);
-  let prevName = 'x_i (layer input)';
+  let prevName = t('steps.layerInput');
   blocks.forEach((b, bi) => {
     const K = bi + 1;
     const res = r(L[`residual${K}`]);
     const nrm = r(L[`norm${K}`]);
     const last = bi === blocks.length - 1;
     if (preNorm && bi > 0) {
-      const what = b === 'cross' ? 'cross-attention reads it' : 'the FFN reads it';
-      body.append(layerNormStep(k++, `norm${K}`, `LayerNorm ${K} (pre-norm: ${what})`, prev, nrm, stats(K), eps, vw, prevName));
+      body.append(layerNormStep(k++, `norm${K}`, t(b === 'cross' ? 'steps.lnPreCross' : 'steps.lnPreFfn', { K }), prev, nrm, stats(K), eps, vw, prevName));
     }
     let out;
     let outName;
     if (b === 'attn') {
       out = r(A.output);
-      outName = 'attention output';
+      outName = t('steps.attnOut');
     } else if (b === 'cross') {
       const S = trace.source;
-      body.append(h('h4', { class: 'steps-sub', text: `Cross-attention: “${tokenLabel(toks[i], 24)}” against the ${S ? S.n : ''} source tokens` }));
+      body.append(h('h4', { class: 'steps-sub', text: t('steps.crossTitle', { token: tokenLabel(toks[i], 24), n: S ? S.n : '' }) }));
       k = attentionSteps(body, k, {
-        A: cross, i, hh, H, d: dm, nk: cross.k.length / dm, qTokens: toks, kTokens: S ? S.tokens : toks, simple: false, vw, prefix: 'cross-', kName: 'source key',
-        qFrom: preNorm ? 'norm2_i' : 'norm1_i', kFrom: 'encoder output',
+        A: cross, i, hh, H, d: dm, nk: cross.k.length / dm, qTokens: toks, kTokens: S ? S.tokens : toks, simple: false, vw, prefix: 'cross-', kName: t('axis.sourceKey'),
+        qFrom: preNorm ? 'norm2_i' : 'norm1_i', kFrom: t('steps.encoderOut'),
       });
       out = r(cross.output);
-      outName = 'cross-attention output';
+      outName = t('steps.crossOut');
     } else {
       const dFF = L.ffHidden.length / n;
       const inName = preNorm ? `norm${K}` : `norm${K - 1}`;
-      body.append(step(k++, 'FFN hidden', `h = activation(${inName} · W₁ + b₁), ${dFF} units`, vec(row(L.ffHidden, i, dFF), 'ffHidden', vw)));
+      body.append(step(k++, t('steps.ffnHidden'), t('steps.ffnHiddenFormula', { input: inName, n: dFF }), vec(row(L.ffHidden, i, dFF), 'ffHidden', vw)));
       out = r(L.ffOutput);
-      outName = 'FFN output';
-      body.append(step(k++, 'FFN output', 'ffOutput = h · W₂ + b₂ (before the residual)', vec(out, 'ffOutput', vw)));
+      outName = t('steps.ffnOut');
+      body.append(step(k++, t('steps.ffnOut'), t('steps.ffnOutFormula'), vec(out, 'ffOutput', vw)));
     }
-    body.append(residualStep(k++, `residual ${K}`, `residual${K} = ${preNorm || bi === 0 ? (bi === 0 ? 'x' : `residual${K - 1}`) : `norm${K - 1}`} + ${outName}${preNorm && last ? ' = layer output' : ''}`,
+    body.append(residualStep(k++, t('steps.residual', { K }), `residual${K} = ${preNorm || bi === 0 ? (bi === 0 ? 'x' : `residual${K - 1}`) : `norm${K - 1}`} + ${outName}${preNorm && last ? ` = ${t('steps.layerOut')}` : ''}`,
       prev, prevName, out, outName, res, `residual${K}`, vw));
     if (!preNorm) {
-      body.append(layerNormStep(k++, `norm${K}`, `LayerNorm ${K}${last ? ' = layer output' : ''}`, res, nrm, stats(K), eps, vw, `residual${K}`));
+      body.append(layerNormStep(k++, `norm${K}`, `${t('steps.ln', { K })}${last ? ` = ${t('steps.layerOut')}` : ''}`, res, nrm, stats(K), eps, vw, `residual${K}`));
       prev = nrm;
       prevName = `norm${K}`;
     } else {
@@ -222,6 +222,6 @@ export function stepsView(o) {
       prevName = `residual${K}`;
     }
   });
-  body.append(step(k++, 'layer output', `${preNorm ? `= residual${blocks.length}` : `= norm${blocks.length}`}, the next layer's input`, vec(r(L.output), 'layer-out', vw)));
+  body.append(step(k++, t('steps.layerOut'), t('steps.layerOutFormula', { name: preNorm ? `residual${blocks.length}` : `norm${blocks.length}` }), vec(r(L.output), 'layer-out', vw)));
   return body;
 }

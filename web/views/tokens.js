@@ -1,6 +1,7 @@
 // Token chips (text + id) and the input text with each token's [start, end) UTF-16 span highlighted
 // (layer: web). Text goes in through textContent only. Hovering a chip lights its span and back.
 import { h, tokenLabel } from '../dom.js';
+import { t as tr } from '../i18n.js';
 
 /** tokensView({ text, tokens, ids, offsets, selected, onSelect }) → HTMLElement */
 export function tokensView(o) {
@@ -12,13 +13,13 @@ export function tokensView(o) {
     chips[i]?.classList.toggle('hot', on);
   };
 
-  const chipBox = h('div', { class: 'chips', role: 'list' });
+  const chipBox = h('div', { class: 'chips', role: 'list', 'aria-label': tr('tokens.list'), 'data-no-i18n': '' });
   tokens.forEach((t, i) => {
     const chip = h('button', {
       class: `chip${i === o.selected ? ' selected' : ''}${t === '<pad>' && ids?.[i] === -1 ? ' pad' : ''}`,
       type: 'button',
       role: 'listitem',
-      title: `token ${i}: ${JSON.stringify(t)}${ids ? ` · id ${ids[i]}` : ''} — click to follow it step by step`,
+      title: tr('tokens.chipTitle', { i, token: JSON.stringify(t), id: ids ? tr('tokens.chipId', { id: ids[i] }) : '' }),
       dataset: { i, id: ids ? ids[i] : '' },
     }, h('span', { class: 'chip-text', text: tokenLabel(t, 18) }),
     ids && ids[i] >= 0 ? h('span', { class: 'chip-id', text: String(ids[i]) }) : null);
@@ -33,7 +34,7 @@ export function tokensView(o) {
 
   const out = [chipBox];
   if (offsets && text != null) {
-    const spanBox = h('div', { class: 'spans', 'aria-label': 'token spans in the text' });
+    const spanBox = h('div', { class: 'spans', role: 'group', 'aria-label': tr('tokens.spans'), 'data-no-i18n': '' });
     let at = 0;
     const order = tokens.map((_, i) => i).filter((i) => offsets[2 * i] >= 0)
       .sort((a, b) => offsets[2 * a] - offsets[2 * b]);
