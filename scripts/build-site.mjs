@@ -48,3 +48,4 @@ await writeFile(path.join(site, 'index.html'),
   '<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0; url=web/">'
   + '<title>attnscope</title><a href="web/">attnscope</a>\n');
 console.log(`build-site: ${path.relative(root, site)} ready`);
+await (await import('./build-single.mjs')).buildSingles(site); // attnscope.html: the page in one file, for file:// (issue 14)

@@ -53,24 +53,45 @@ export function useBrowser() {
     if (profile) rmSync(profile, { recursive: true, force: true });
   });
 
-  return async function open(hash = '', viewport = undefined, ready = (page) => settled(page, 0)) {
+  // A new page whose failures are recorded; `own(url)` says which requests stay on the page's origin.
+  async function watched(viewport, own) {
     const page = await context.newPage();
     if (viewport) await page.setViewportSize(viewport);
     const rec = { errors: [], offOrigin: [], requests: [], dialogs: [], failed: [] };
-    const origin = new URL(base).origin;
     page.on('console', (m) => { if (m.type() === 'error') rec.errors.push(`console: ${m.text()}`); });
     page.on('pageerror', (e) => rec.errors.push(`pageerror: ${e.message}`));
     page.on('dialog', async (d) => { rec.dialogs.push(d.message()); await d.dismiss(); });
     page.on('request', (r) => {
       const u = r.url();
       rec.requests.push(u);
-      if (!u.startsWith('blob:') && !u.startsWith('data:') && new URL(u).origin !== origin) rec.offOrigin.push(u);
+      if (!u.startsWith('blob:') && !u.startsWith('data:') && !own(u)) rec.offOrigin.push(u);
     });
     page.on('response', (r) => { if (r.status() >= 400) rec.failed.push(`${r.status()} ${r.url()}`); });
+    return { page, rec };
+  }
+
+  async function open(hash = '', viewport = undefined, ready = (page) => settled(page, 0)) {
+    const origin = new URL(base).origin;
+    const { page, rec } = await watched(viewport, (u) => new URL(u).origin === origin);
     await page.goto(`${base}web/${hash}`);
     await ready(page);
     return { page, rec };
+  }
+
+  /**
+   * `open.file(url, { viewport, ready, setup })`: a new page at a file:// URL (the single-file page, issue 14),
+   * recorded as open() does; every request other than that file itself (and blob:/data: URLs) counts as
+   * off-origin. `setup(page)` runs before the page is opened (e.g. to route requests).
+   */
+  open.file = async (url, { viewport, ready = (page) => settled(page, 0), setup } = {}) => {
+    const own = url.replace(/#.*$/, '');
+    const { page, rec } = await watched(viewport, (u) => u.replace(/#.*$/, '') === own);
+    await setup?.(page);
+    await page.goto(url);
+    await ready(page);
+    return { page, rec };
   };
+  return open;
 }
 
 /** Waits until more than `runs` model results arrived and no request is pending; returns the run count. */
