@@ -10,7 +10,7 @@
 //     started from a Blob URL;
 //   - its stylesheets bundled by esbuild (fonts and images as data: URLs), inline, allowed by their hash;
 //   - every other file of the site (both .wasm builds, models/*, GPT-2's encoder.json / vocab.bpe, the
-//     favicon, …) base64 in non-executed <script type="application/x-attnscope-file"> blocks, decoded
+//     …) base64 in non-executed <script type="application/x-attnscope-file"> blocks, decoded
 //     only when first read (the BPE files only when BPE is chosen).
 // How the code finds those files without changing it: each bundled module's `import.meta.url` becomes the
 // module's site path under a private `attnscope:/` scheme (e.g. attnscope:/bindings/js/loader.js), so the
@@ -39,10 +39,12 @@ const INIT = '__attnscopeSingleFile'; // the page → worker message that hands 
 /** The single files made from a site: entry HTML (site path) → output name (next to the site's index.html). */
 export const ENTRIES = [
   { entry: 'web/index.html', out: 'attnscope.html' },
-  { entry: 'web/learn/index.html', out: 'attnscope-learn.html' },
+  // optional: a failure (e.g. the guided path half-written) is reported and the other files still built
+  { entry: 'web/learn/index.html', out: 'attnscope-learn.html', optional: true },
 ];
 
-const CODE = /\.(m?js|css|html|map|d\.ts)$/;
+// not embedded as files: code (bundled or inlined) and fonts (only stylesheets use them, inlined as data: URLs)
+const NOT_FETCHED = /\.(m?js|css|html|map|d\.ts|woff2?|ttf|otf)$/;
 const MIME = {
   '.wasm': 'application/wasm', '.json': 'application/json', '.svg': 'image/svg+xml', '.png': 'image/png',
   '.bpe': 'text/plain', '.txt': 'text/plain', '.woff2': 'font/woff2', '.woff': 'font/woff', '.ttf': 'font/ttf',
@@ -222,6 +224,7 @@ export async function buildSingle(site, entry, out, links = {}) {
   const workers = new Set();
   const scripts = [];
   const styles = [];
+  const inlined = new Set(); // site paths written into the HTML itself (the icon)
 
   // scripts and stylesheets, in document order; the tags are dropped here and inlined below
   for (const m of [...html.matchAll(/<script\b[^>]*\bsrc\s*=[^>]*>\s*<\/script>/gi)]) {
@@ -238,6 +241,7 @@ export async function buildSingle(site, entry, out, links = {}) {
       html = html.replace(m[0], '');
     } else if (rel === 'icon' && href) {
       const file = path.resolve(dir, href);
+      inlined.add(sitePath(site, file));
       const data = `data:${mimeOf(file)};base64,${(await readFile(file)).toString('base64')}`;
       html = html.replace(m[0], () => m[0].replace(href, () => data));
     }
@@ -267,7 +271,7 @@ export async function buildSingle(site, entry, out, links = {}) {
   for (const [w, code] of workerCode) embedded.set(w, { type: 'text/javascript', bytes: Buffer.from(code, 'utf8') });
   for (const file of await filesOf(site)) {
     const p = sitePath(site, file);
-    if (CODE.test(p) || embedded.has(p) || !p.includes('/')) continue; // site-root files are the single pages and the redirect
+    if (NOT_FETCHED.test(p) || inlined.has(p) || embedded.has(p) || !p.includes('/')) continue; // site-root files are the single pages and the redirect
     embedded.set(p, { type: mimeOf(file), bytes: await readFile(file) });
   }
 
@@ -305,7 +309,14 @@ export async function buildSingles(site = path.join(root, 'build', 'site')) {
   const links = Object.fromEntries(present.map((e) => [e.entry, e.out]));
   const reports = [];
   for (const e of present) {
-    const r = await buildSingle(site, e.entry, e.out, links);
+    let r;
+    try {
+      r = await buildSingle(site, e.entry, e.out, links);
+    } catch (err) {
+      if (!e.optional) throw err;
+      console.error(`build-single: ${e.out} not built: ${e.entry}: ${String(err.message).split('\n').slice(0, 3).join(' ')}`);
+      continue;
+    }
     const models = Object.entries(r.files).filter(([p]) => p.startsWith('models/')).reduce((s, [, n]) => s + n, 0);
     console.log(`build-single: ${path.relative(root, r.out)} ${mb(r.bytes)} (gzip ${mb(r.gzip)}; the bundled models are ${mb(models)} of it before base64)`);
     reports.push(r);
