@@ -749,12 +749,24 @@ function exportView(view, format) {
     setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
   };
   if (format === 'png') {
-    const img = figureRaster(f, style, 2);
-    const canvas = h('canvas');
-    canvas.width = img.width;
-    canvas.height = img.height;
-    canvas.getContext('2d').putImageData(new ImageData(img.data, img.width, img.height), 0, 0);
-    canvas.toBlob(save, 'image/png');
+    // the SVG drawn by the browser at 2×, so the PNG has the tokens, title and legend text as well; should the
+    // image not load, the renderer's own raster (cells, colour bar and links, no text; the CLI's PNG)
+    const svgUrl = URL.createObjectURL(new Blob([figureSvg(f, style)], { type: 'image/svg+xml' }));
+    const img = new Image();
+    const draw = (w, h0, paint) => {
+      const canvas = h('canvas');
+      canvas.width = w;
+      canvas.height = h0;
+      paint(canvas.getContext('2d'));
+      canvas.toBlob(save, 'image/png');
+      URL.revokeObjectURL(svgUrl);
+    };
+    img.addEventListener('load', () => draw(2 * img.naturalWidth, 2 * img.naturalHeight, (ctx) => ctx.drawImage(img, 0, 0, 2 * img.naturalWidth, 2 * img.naturalHeight)));
+    img.addEventListener('error', () => {
+      const r = figureRaster(f, style, 2);
+      draw(r.width, r.height, (ctx) => ctx.putImageData(new ImageData(r.data, r.width, r.height), 0, 0));
+    });
+    img.src = svgUrl;
   } else {
     const text = format === 'svg' ? figureSvg(f, style) : format === 'csv' ? toCsv(f) : toJson(f);
     save(new Blob([text], { type: { svg: 'image/svg+xml', csv: 'text/csv', json: 'application/json' }[format] }));

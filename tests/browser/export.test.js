@@ -9,11 +9,12 @@
 // Harness: tests/browser/harness.js. Run: node --test --test-concurrency=1 tests/browser/export.test.js
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import * as chromatic from 'd3-scale-chromatic';
 import { PNG } from 'pngjs';
 import {
-  useBrowser, after1, afterDraw, clean, errorText,
+  useBrowser, after1, afterDraw, clean, errorText, shots,
 } from './harness.js';
 import { createAttnScope } from '../../bindings/js/index.js';
 import { paletteFrom, colorIndex } from '../../web/render/common.js';
@@ -146,11 +147,23 @@ function parseCsv(text) {
   return rows;
 }
 
-/** The PNG: 2 device pixels per SVG unit, each cell's centre pixel the SVG cell's fill. */
+/**
+ * The PNG: 2 device pixels per SVG unit, each cell's centre pixel the SVG cell's fill, and the title's text
+ * drawn (dark pixels where the SVG's title is: the page draws the SVG itself, labels included).
+ */
 function checkPng(png, svg, what) {
   const img = PNG.sync.read(png.body);
+  writeFileSync(path.join(shots, `export-${what}.png`), png.body); // the last of each view, to look at
   assert.equal(img.width, 2 * svg.width, `${what}: PNG width is 2 × the SVG's`);
   assert.equal(img.height, 2 * svg.height, `${what}: PNG height is 2 × the SVG's`);
+  let ink = 0; // the title: baseline at y = 23, 13 px font, from x = 10
+  for (let y = 2 * 10; y < 2 * 26; y++) {
+    for (let x = 2 * 10; x < Math.min(img.width, 2 * 300); x++) {
+      const k = 4 * (y * img.width + x);
+      if (img.data[k] < 110 && img.data[k + 1] < 110 && img.data[k + 2] < 110) ink += 1;
+    }
+  }
+  assert.ok(ink > 200, `${what}: the PNG shows the title's text (${ink} dark pixels)`);
   for (const p of svg.panels) {
     for (const c of p.cells) {
       const x = Math.floor(2 * (c.x + c.w / 2));
@@ -292,8 +305,7 @@ test('export: a causal model\'s masked cells are grey, and the lines view export
     assert.ok(Math.abs(k.opacity - want[x].opacity) <= 1e-4, `link ${x} opacity ${k.opacity} vs ${want[x].opacity}`);
   });
   assert.deepEqual(svg.legend[0].swatches, chromatic.schemeTableau10.slice(0, H), 'a legend swatch per head');
-  const png = PNG.sync.read((await download(page, 'lines', 'png')).body);
-  assert.deepEqual([png.width, png.height], [2 * svg.width, 2 * svg.height], 'lines PNG at 2×');
+  checkPng(await download(page, 'lines', 'png'), svg, 'lines');
   const csv = parseCsv((await download(page, 'lines', 'csv')).body.toString('utf8'));
   assert.equal(csv.length, 1 + H * n);
   const json = JSON.parse((await download(page, 'lines', 'json')).body.toString('utf8'));
