@@ -17,6 +17,7 @@ import { additiveView } from './views/additive.js';
 import { regressionView } from './views/regression.js';
 import { checkpointBox } from './views/picker.js';
 import { predictionsView } from './views/predictions.js';
+import { headLegend } from './views/heads.js';
 import { causalView } from './views/causal.js';
 import {
   meanOverHeads, maxOverHeads, rollout, headEntropy, headDistance, filterLinks, mergeWords, wordGroups,
@@ -210,7 +211,7 @@ function renderFamily(kind) {
 // screen until a new one has loaded, and a failed load leaves it there with the error in the picker.
 
 let picking = false; // "your own checkpoint…" chosen, no checkpoint loaded yet
-const side = { id: 0, load: null, generating: false, play: 0, heldout: new Map() }; // heldout: name -> { id, fraction, result, error }
+const side = { id: 0, load: null, generating: false, play: 0, heldout: new Map(), heads: new Map() }; // heldout: name -> { id, fraction, result, error }; heads: name -> config.json's { heads, numHeads }
 const box = checkpointBox({ onFiles: loadCheckpoint });
 $('checkpoint-box').append(box.el);
 
@@ -246,8 +247,27 @@ function showAbout() {
     line = t('heldout.exact', { correct, total, pct: (100 * correct / total).toFixed(1), s: (ms / 1000).toFixed(1) });
   } else if (score?.error) line = t('heldout.error', { message: score.error });
   else if (score && !score.result) line = t('heldout.measuring', { pct: Math.round(100 * (score.fraction ?? 0)) });
+  const labelled = side.heads.get(about.name);
+  if (!labelled) loadHeadLabels(about.name);
   replace($('model-about'), h('span', { text: `${about.task ? `${about.task}. ` : ''}${about.description ?? ''}` }),
-    line ? h('strong', { class: 'heldout', dataset: { name: 'heldout' }, text: ` ${line}` }) : null);
+    line ? h('strong', { class: 'heldout', dataset: { name: 'heldout' }, text: ` ${line}` }) : null,
+    labelled?.heads ? headLegend({
+      heads: labelled.heads, layer: state.layer, selected: selectedHeads(state, labelled.numHeads),
+      onSelect: (l, hd) => { state.heads = headsString([hd], labelled.numHeads); showLayer(l); showAbout(); },
+    }) : null);
+}
+
+/** A bundled model's labelled heads (config.json's `heads`, training/label_heads.py), fetched once per model. */
+async function loadHeadLabels(name) {
+  side.heads.set(name, {});
+  try {
+    const r = await fetch(new URL(`../models/${encodeURIComponent(name)}/config.json`, import.meta.url));
+    const c = r.ok ? await r.json() : {};
+    side.heads.set(name, { heads: Array.isArray(c.heads) ? c.heads : null, numHeads: c.numHeads });
+  } catch {
+    return; // no legend: the page works without it
+  }
+  if (state.model === name) showAbout();
 }
 
 function measureHeldout(name) {

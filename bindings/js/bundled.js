@@ -37,7 +37,7 @@ export const BUNDLED = Object.freeze([
     name: 'english',
     task: 'English character-level language model',
     architecture: 'decoder',
-    description: "A small character-level language model trained on WordNet's dictionary glosses ('a tightly knit group ...'). Its heads mostly look at the last few characters: several put about a third of their weight on the previous character (layer 1 head 2 the most), which is how it spells words. Try a random string typed twice, e.g. 'xqzvjk xqzvjk': this model is too small and briefly trained to have formed induction heads, so the second copy does not look back at the first one (induction scores stay near 0.01).",
+    description: "A small character-level language model trained on WordNet's dictionary glosses ('a tightly knit group ...'). Its heads mostly look at the last few characters: several put about a third of their weight on the previous character (L2 H3 the most, counting from 1), which is how it spells words; L2 H1 looks at the spaces, i.e. where the current word began, and L3 H1 at punctuation. Try a random string typed twice, e.g. 'xqzvjk xqzvjk': this model is too small and briefly trained to have formed induction heads, so the second copy does not look back at the first one (induction scores stay near 0.01).",
   },
   {
     name: 'nadaraya-watson',

@@ -220,3 +220,38 @@ test('models: the bundled trained models are offered, and a transformer one is d
   clean(rec);
   await page.close();
 });
+
+test("models: a bundled model's labelled heads are listed under its paragraph and select their head", async () => {
+  const { page, rec } = await open();
+  assert.equal(await page.evaluate(() => window.__attnscope.info.ready), true, 'the module loaded');
+  const cfg = JSON.parse(readFileSync(path.join(root, 'models', 'english', 'config.json'), 'utf8'));
+  const runs = await page.evaluate(() => window.__attnscope.runs);
+  await page.fill('#text', 'the act of writing, reading, or speaking');
+  await page.selectOption('#model', 'english');
+  await settled(page, runs);
+  await page.waitForSelector('#model-about [data-name="head-legend"] button');
+  const chips = await page.locator('#model-about [data-name="head-legend"] button').evaluateAll((bs) => bs.map((b) => ({
+    layer: Number(b.dataset.layer), head: Number(b.dataset.head), measures: b.dataset.measures, text: b.textContent,
+  })));
+  // one chip per labelled head of config.json (its labels together), numbered from 1 as the page numbers them
+  const want = new Map();
+  for (const hd of cfg.heads) want.set(`${hd.layer}:${hd.head}`, [...(want.get(`${hd.layer}:${hd.head}`) ?? []), hd.measure]);
+  assert.deepEqual(chips.map(({ layer, head, measures }) => [`${layer}:${head}`, measures.split(' ')]), [...want]);
+  const prev = cfg.heads.find((hd) => hd.measure === 'previousToken' && hd.layer === 1 && hd.head === 2);
+  assert.ok(chips.some((c) => c.text === `L2 H3: previous token (${prev.score.toFixed(2)})`), JSON.stringify(chips));
+  // clicking the head with the strongest space score shows its layer with only that head selected
+  const space = cfg.heads.filter((hd) => hd.measure === 'space').sort((x, y) => y.score - x.score)[0];
+  const chip = `#model-about [data-name="head-legend"] button[data-layer="${space.layer}"][data-head="${space.head}"]`;
+  assert.match(await page.textContent(chip), new RegExp(`^L${space.layer + 1} H${space.head + 1}: spaces \\(${space.score.toFixed(2)}\\)`));
+  await page.locator(chip).click();
+  await page.waitForFunction((l) => window.__attnscope.state.layer === l && !document.documentElement.dataset.busy, space.layer);
+  const st = await page.evaluate(() => window.__attnscope.state);
+  assert.equal(st.layer, space.layer);
+  assert.equal(st.heads, String(space.head));
+  assert.equal(await page.getAttribute(chip, 'aria-pressed'), 'true');
+  assert.equal(await page.locator('#model-about [data-name="head-legend"] button.on').count(), 1);
+  await page.locator('#model-picker').screenshot({ path: path.join(shots, 'desktop-bundled-english-heads.png') });
+  assert.equal(await errorText(page), null);
+  clean(rec);
+  await page.close();
+});
