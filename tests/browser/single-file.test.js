@@ -16,6 +16,7 @@ import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import * as chromatic from 'd3-scale-chromatic';
 import gpt2 from 'gpt-3-encoder';
+import { PNG } from 'pngjs';
 import {
   useBrowser, settled, after1, clean, errorText, shots, root,
 } from './harness.js';
@@ -141,6 +142,15 @@ test('single file: opened from file://, alone in a folder, it types, draws and h
   await after1(page, () => page.selectOption('#tokenizer', 'bpe'));
   const bpe = await page.evaluate(() => Array.from(window.__attnscope.trace.ids));
   assert.deepEqual(bpe, gpt2.encode(text), 'GPT-2 token ids (gpt-3-encoder)');
+  // the export buttons work from disk too (blob: downloads; the PNG draws the SVG from a blob: image)
+  const saved = {};
+  for (const format of ['svg', 'png']) {
+    const [d] = await Promise.all([page.waitForEvent('download'), page.click(`button[data-export="heatmap"][data-format="${format}"]`)]);
+    saved[format] = readFileSync(await d.path());
+  }
+  const svgSize = /<svg [^>]*width="(\d+)" height="(\d+)"/.exec(saved.svg.toString('utf8')).slice(1).map(Number);
+  const png = PNG.sync.read(saved.png);
+  assert.deepEqual([png.width, png.height], svgSize.map((x) => 2 * x), 'the PNG is the SVG at 2×');
   assert.equal(await errorText(page), null);
   await page.screenshot({ path: path.join(shots, 'single-file.png') });
   noRequests(ctx);
