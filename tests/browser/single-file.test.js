@@ -8,8 +8,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  copyFileSync, mkdtempSync, readFileSync, rmSync, statSync,
+  copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync,
 } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -27,11 +28,21 @@ const open = useBrowser();
 let dir;
 let url;
 let as;
+let buildLog = ''; // build-site's output when this file had to build the site again
 
 before(async () => {
   // the harness built the site (and with it the single file); alone in a fresh folder it must still work
   dir = mkdtempSync(path.join(tmpdir(), 'attnscope-single-'));
-  copyFileSync(path.join(root, 'build', 'site', 'attnscope.html'), path.join(dir, 'attnscope.html'));
+  const site = path.join(root, 'build', 'site');
+  // build/site is rebuilt by every browser test file: if another run removed it meanwhile, build it again
+  const wanted = ['attnscope.html', existsSync(path.join(root, 'web', 'learn', 'index.html')) ? 'attnscope-learn.html' : null].filter(Boolean);
+  if (!wanted.every((f) => existsSync(path.join(site, f)))) {
+    const r = spawnSync(process.execPath, [path.join(root, 'scripts', 'build-site.mjs')], { cwd: root, encoding: 'utf8' });
+    buildLog = `${r.stdout}${r.stderr}`;
+  }
+  for (const f of ['attnscope.html', 'attnscope-learn.html']) {
+    if (existsSync(path.join(site, f))) copyFileSync(path.join(site, f), path.join(dir, f));
+  }
   url = pathToFileURL(path.join(dir, 'attnscope.html')).href;
   as = await createAttnScope();
 });
@@ -39,20 +50,19 @@ after(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Opens the single file with every request routed: `routed` lists each one (all are let through). */
-async function openFile(hash = '') {
+/** Opens a single file with every request routed: `routed` lists each one (all are let through). */
+async function openFile(hash = '', { file = url, ready } = {}) {
   const routed = [];
   const setup = (page) => page.route('**', (r) => {
     routed.push(r.request().url());
     return r.continue();
   });
-  const { page, rec } = await open.file(`${url}${hash}`, { setup });
-  return { page, rec, routed };
+  const { page, rec } = await open.file(`${file}${hash}`, { setup, ready });
+  return { page, rec, routed, file };
 }
 
 /** Only the file itself and the page's blob: workers were requested; nothing was routed to the network. */
-function noRequests({ rec, routed }) {
-  const own = url;
+function noRequests({ rec, routed, file: own }) {
   assert.deepEqual(rec.requests.filter((u) => u.replace(/#.*$/, '') !== own && !u.startsWith('blob:null/')), [],
     'no request but the file and its blob: workers');
   assert.deepEqual(routed.filter((u) => !u.startsWith('file:')), [], 'no request routed off the file system');
@@ -192,6 +202,29 @@ test('single file: a bundled model loads from the file, is scored on its held-ou
   }
   assert.equal(await errorText(page), null);
   await page.locator('#panel-input').screenshot({ path: path.join(shots, 'single-file-bundled.png') });
+  noRequests(ctx);
+  await page.close();
+});
+
+test('single file: the guided path opens from file:// too, formulas in KaTeX\'s own fonts, linked to the page', async (t) => {
+  const learn = path.join(dir, 'attnscope-learn.html');
+  if (!existsSync(path.join(root, 'web', 'learn', 'index.html'))) {
+    t.skip('no guided path (web/learn/index.html) in this tree');
+    return;
+  }
+  assert.ok(existsSync(learn), `build-site made attnscope-learn.html from web/learn/index.html ${buildLog}`);
+  const ready = (page) => page.waitForFunction(() => window.__learn?.ready && document.querySelector('.katex'), null, { timeout: 30000 });
+  const ctx = await openFile('', { file: pathToFileURL(learn).href, ready });
+  const { page } = ctx;
+  assert.equal(await page.locator('script[src], link[rel="stylesheet"]').count(), 0, 'nothing loaded by URL');
+  assert.ok(await page.locator('a[href^="attnscope.html"]').count() >= 1, 'the link back to the page names the page\'s single file');
+  // the formulas' fonts come out of the file (data: URLs in the inlined KaTeX stylesheet)
+  const fonts = await page.evaluate(async () => {
+    await document.fonts.ready;
+    return [...document.fonts].filter((f) => f.family.startsWith('KaTeX') && f.status === 'loaded').map((f) => f.family);
+  });
+  assert.ok(fonts.includes('KaTeX_Main'), `KaTeX_Main loaded (${fonts.join(', ')})`);
+  await page.screenshot({ path: path.join(shots, 'single-file-learn.png') });
   noRequests(ctx);
   await page.close();
 });
