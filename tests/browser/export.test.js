@@ -267,6 +267,25 @@ test('export: heatmap, aggregates and model view as SVG, PNG, CSV and JSON hold 
   const all = [];
   for (let l = 0; l < ref.L; l++) for (let hd = 0; hd < H; hd++) all.push({ layer: l, head: hd, values: head(ref, l, hd), domain: [0, maxOf(head(ref, l, hd))] });
   await checkGrid(page, 'overview', ref, all);
+
+  // "Hide weights below" 0.15 and "Top-k per query" 2: the exported heads hold what the page shows — a weight
+  // kept when it reaches 0.15 and is among its row's 2 largest (ties: the lower key), else 0
+  await afterDraw(page, () => page.selectOption('#agg', 'heads'));
+  await afterDraw(page, () => page.fill('#thr', '0.15'));
+  await afterDraw(page, () => page.fill('#topk', '2'));
+  const filtered = JSON.parse((await download(page, 'heatmap', 'json')).body.toString('utf8'));
+  assert.equal(filtered.panels.length, H);
+  filtered.panels.forEach((p, hd) => {
+    const w = head(ref, 1, hd);
+    for (let i = 0; i < n; i++) {
+      const order = [...Array(n).keys()].sort((a, b) => (w[i * n + b] - w[i * n + a]) || (a - b));
+      for (let j = 0; j < n; j++) {
+        const kept = w[i * n + j] >= 0.15 && order.indexOf(j) < 2;
+        const want = kept ? w[i * n + j] : 0;
+        if (Math.abs(p.values[i][j] - want) > 1e-6) assert.fail(`filtered head ${hd} [${i}, ${j}]: ${p.values[i][j]}, expected ${want}`);
+      }
+    }
+  });
   assert.equal(await errorText(page), null);
   clean(rec);
   await page.close();
