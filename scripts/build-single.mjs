@@ -9,9 +9,9 @@
 //     sources) bundled as a classic script (Chromium refuses module workers from blob: URLs on file://) and
 //     started from a Blob URL;
 //   - its stylesheets bundled by esbuild (fonts and images as data: URLs), inline, allowed by their hash;
-//   - every other file of the site (both .wasm builds, models/*, GPT-2's encoder.json / vocab.bpe, the
-//     …) base64 in non-executed <script type="application/x-attnscope-file"> blocks, decoded
-//     only when first read (the BPE files only when BPE is chosen).
+//   - every other file of the site that code may fetch (both .wasm builds, models/*, GPT-2's encoder.json and
+//     vocab.bpe) base64 in non-executed <script type="application/x-attnscope-file"> blocks, each decoded
+//     only when first read (the BPE files only when BPE is chosen); the icon becomes a data: URL.
 // How the code finds those files without changing it: each bundled module's `import.meta.url` becomes the
 // module's site path under a private `attnscope:/` scheme (e.g. attnscope:/bindings/js/loader.js), so the
 // URLs the code builds (`new URL('../../dist/attnscope.simd.wasm', import.meta.url)`, './assets/gpt2/…'
