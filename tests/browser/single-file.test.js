@@ -148,8 +148,14 @@ test('single file: opened from file://, alone in a folder, it types, draws and h
   });
   assert.deepEqual(kr.yPred, Array.from(krRef.yPred), 'kernel regression predictions equal the module\'s');
 
-  // GPT-2 BPE: encoder.json and vocab.bpe come out of the file only now, and tokenize as GPT-2 does
+  // GPT-2 BPE: encoder.json and vocab.bpe come out of the file only now (an embedded file's block is removed
+  // once decoded), and tokenize as GPT-2 does
+  const gpt2Blocks = () => page.locator('script[data-path^="web/assets/gpt2/"]').count();
+  assert.equal(await gpt2Blocks(), 2, 'the BPE files are not decoded before BPE is chosen');
+  assert.equal(await page.locator('script[data-path="dist/attnscope.simd.wasm"]').count(), 0, 'the SIMD .wasm was read');
+  assert.equal(await page.locator('script[data-path="dist/attnscope.wasm"]').count(), 1, 'the scalar .wasm was not');
   await after1(page, () => page.selectOption('#tokenizer', 'bpe'));
+  assert.equal(await gpt2Blocks(), 0, 'choosing BPE read both files');
   const bpe = await page.evaluate(() => Array.from(window.__attnscope.trace.ids));
   assert.deepEqual(bpe, gpt2.encode(text), 'GPT-2 token ids (gpt-3-encoder)');
   // the export buttons work from disk too (blob: downloads; the PNG draws the SVG from a blob: image)
