@@ -279,9 +279,9 @@ export async function buildSingle(site, entry, out, links = {}) {
   const style = inlineSafe(styles.join('\n'), 'style');
   const csp = [
     "default-src 'none'", `script-src ${sha256(script)} 'wasm-unsafe-eval'`, 'worker-src blob:', "connect-src 'none'",
-    `style-src ${sha256(style)}`, 'img-src data: blob:', 'font-src data:', "object-src 'none'", "base-uri 'none'",
-    "form-action 'none'",
-  ].join('; ');
+    `style-src ${sha256(style)}`, 'img-src data: blob:', /url\(["']?data:font\//.test(style) ? 'font-src data:' : null,
+    "object-src 'none'", "base-uri 'none'", "form-action 'none'",
+  ].filter(Boolean).join('; ');
   const cspMeta = `<meta http-equiv="Content-Security-Policy" content="${csp}">`;
   if (/<meta\s+http-equiv="Content-Security-Policy"[^>]*>/i.test(html)) {
     html = html.replace(/<meta\s+http-equiv="Content-Security-Policy"[^>]*>/i, () => cspMeta);
