@@ -3,8 +3,8 @@
 // clicked and the download captured (playwright's 'download' event). The SVG is parsed by the browser's own
 // XML parser: one rect per matrix entry whose fill is the module's value through the page's colour scale
 // (viridis from npm's d3-scale-chromatic, quantised as the page's heatmap), masked cells grey, a colour legend,
-// fonts; the PNG (pngjs) is twice the SVG's size, its cells have the SVG's colours and its title is drawn; CSV rows / columns and
-// JSON matrices hold the module's numbers. The reference numbers are computed here in Node by the module for
+// fonts; the PNG (pngjs) is twice the SVG's size, its cells have the SVG's colours and its title is drawn;
+// CSV rows / columns and JSON matrices hold the module's numbers. The reference numbers are computed here in Node by the module for
 // the page's state; the aggregates are recomputed from them by hand (mean, max, rollout as Abnar & Zuidema).
 // Harness: tests/browser/harness.js. Run: node --test --test-concurrency=1 tests/browser/export.test.js
 import { test, before } from 'node:test';
