@@ -224,6 +224,9 @@ test('single file: the guided path opens from file:// too, formulas in KaTeX\'s 
   const { page } = ctx;
   assert.equal(await page.locator('script[src], link[rel="stylesheet"]').count(), 0, 'nothing loaded by URL');
   assert.ok(await page.locator('a[href^="attnscope.html"]').count() >= 1, 'the link back to the page names the page\'s single file');
+  if (/href="learn\/"/.test(readFileSync(path.join(root, 'web', 'index.html'), 'utf8'))) {
+    assert.match(readFileSync(path.join(dir, 'attnscope.html'), 'utf8'), /<a [^>]*href="attnscope-learn\.html"/, 'and the page links to it');
+  }
   // the formulas' fonts come out of the file (data: URLs in the inlined KaTeX stylesheet)
   const fonts = await page.evaluate(async () => {
     await document.fonts.ready;
