@@ -47,10 +47,22 @@ export function cssColor(map, v, lo, hi) {
   return `rgb(${map.rgb[i]}, ${map.rgb[i + 1]}, ${map.rgb[i + 2]})`;
 }
 
-/** Black or white text for a background value (readable numbers on coloured cells). */
+/** WCAG relative luminance of an sRGB colour (0…255 channels). */
+export function luminance(r, g, b) {
+  const lin = (c) => {
+    const s = c / 255;
+    return s <= 0.04045 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+  };
+  return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+}
+
+/**
+ * Black or white text for a background value, whichever contrasts more (WCAG ratio): on any colour one of the
+ * two reaches at least 4.58:1, so numbers on coloured cells pass AA (the mid reds and blues of RdBu need black).
+ */
 export function textOn(map, v, lo, hi) {
   const t = hi > lo ? Math.min(1, Math.max(0, (v - lo) / (hi - lo))) : 0.5;
   const i = Math.round(t * 255) * 3;
-  const l = 0.2126 * map.rgb[i] + 0.7152 * map.rgb[i + 1] + 0.0722 * map.rgb[i + 2];
-  return l > 140 ? '#111' : '#fff';
+  const l = luminance(map.rgb[i], map.rgb[i + 1], map.rgb[i + 2]);
+  return (l + 0.05) / 0.05 >= 1.05 / (l + 0.05) ? '#000' : '#fff';
 }

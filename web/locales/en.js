@@ -83,7 +83,7 @@ register('en', {
 
   // ---- panels
   'panel.input': '1 · Text and tokens',
-  'panel.example': 'Worked example · “Your journey starts with one step”',
+  'panel.example': 'Worked example',
   'panel.embeddings': '2 · Embeddings',
   'panel.positional': '3 · Positional encoding',
   'panel.attention': '4 · Attention',
@@ -216,7 +216,7 @@ register('en', {
   'lines.floor': ' · links ≥ {floor} (hover a token for all of its links)',
   'lines.heads': 'heads',
   'lines.chipTitle': 'click: show/hide this head · double-click: only this head',
-  'lines.chipLabel': 'head {h}',
+  'lines.chipLabel': 'H{h} (head {h})',
   'aggregate.rollout': 'attention rollout through layer {l}: (mean + I), rows renormalised, multiplied through layers 1…{l}',
   'aggregate.below': 'weights < {thr}',
   'aggregate.topk': 'all but the top {k} per query',

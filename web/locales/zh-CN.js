@@ -83,7 +83,7 @@ register('zh-CN', {
 
   // ---- 面板
   'panel.input': '1 · 文本与词元',
-  'panel.example': '示例演算 ·「Your journey starts with one step」',
+  'panel.example': '示例演算',
   'panel.embeddings': '2 · 词嵌入',
   'panel.positional': '3 · 位置编码',
   'panel.attention': '4 · 注意力',
@@ -216,7 +216,7 @@ register('zh-CN', {
   'lines.floor': ' · 只画权重 ≥ {floor} 的连线（悬停或聚焦某个词元可看它的全部连线）',
   'lines.heads': '注意力头',
   'lines.chipTitle': '单击：显示/隐藏这个头 · 双击：只看这个头',
-  'lines.chipLabel': '头 {h}',
+  'lines.chipLabel': 'H{h}（头 {h}）',
   'aggregate.rollout': '到第 {l} 层的注意力展开（rollout）：(各头平均 + I)，每行重新归一化，再从第 1 层连乘到第 {l} 层',
   'aggregate.below': '权重 < {thr} 的连线',
   'aggregate.topk': '每个查询前 {k} 名以外的连线',

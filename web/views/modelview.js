@@ -99,12 +99,12 @@ function grid(sec, o, named) {
   }
   const hover = h('div', { class: 'mv-hover' });
   hover.hidden = true;
-  const tip = h('div', { class: 'mv-tip', role: 'status' });
+  const tip = h('div', { class: 'mv-tip', 'aria-hidden': 'true' });
   tip.hidden = true;
   const describe = (l, hd) => t('model.describe', { l: l + 1, h: hd + 1, entropy: fmt(sec.entropy[l][hd], 3) })
     + `${sec.distance ? t('model.describeDistance', { d: fmt(sec.distance[l][hd], 2) }) : ''}${open ? t('model.describeOpen') : ''}`;
   let active = null;
-  const show = (c) => {
+  const show = (c, announce = false) => {
     active = c;
     hover.hidden = !c;
     tip.hidden = !c;
@@ -122,14 +122,15 @@ function grid(sec, o, named) {
       if (c) open(c[0], c[1]);
     });
   }
-  canvas.addEventListener('focus', () => show(active ?? [Math.min(o.layer, L - 1), (o.heads ?? [0])[0] ?? 0]));
+  canvas.addEventListener('focus', () => show(active ?? [Math.min(o.layer, L - 1), (o.heads ?? [0])[0] ?? 0], true));
   canvas.addEventListener('blur', () => show(null));
   canvas.addEventListener('keydown', (e) => {
     const [l, hd] = active ?? [0, 0];
     const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
     if (moves[e.key]) {
       e.preventDefault();
-      show([Math.min(L - 1, Math.max(0, l + moves[e.key][0])), Math.min(H - 1, Math.max(0, hd + moves[e.key][1]))]);
+      show([Math.min(L - 1, Math.max(0, l + moves[e.key][0])), Math.min(H - 1, Math.max(0, hd + moves[e.key][1]))], true);
+  const live = h('div', { class: 'sr-only mv-live', 'aria-live': 'polite', 'aria-atomic': 'true' });
     } else if (e.key === 'Enter' && open) open(l, hd);
   });
 
@@ -140,6 +141,7 @@ function grid(sec, o, named) {
     t.style.left = pct(hd * pitchX + m / 2, cw);
     colLabels.append(t);
   }
+      if (announce) live.textContent = tip.textContent;
   const rowLabels = h('div', { class: 'mv-rows' });
   rowLabels.style.height = `${cssH}px`;
   for (let l = 0; l < L; l++) {
@@ -147,7 +149,7 @@ function grid(sec, o, named) {
     t.style.top = pct(l * pitchY + n / 2, chh);
     rowLabels.append(t);
   }
-  const plot = h('div', { class: 'mv-plot' }, canvas, ...marks, hover, tip);
+  const plot = h('div', { class: 'mv-plot' }, canvas, ...marks, hover, tip, live);
   plot.style.width = `${cssW}px`;
   plot.style.height = `${cssH}px`;
   return h('figure', { class: 'mv-fig' },

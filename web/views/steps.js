@@ -17,7 +17,10 @@ const row = (a, i, w) => a.subarray(i * w, (i + 1) * w);
 /** A labelled row of numbers (one per key, or one per dimension), coloured by value. */
 function numRow({ labels, values, map = colors.signed, domain, name, emphasize }) {
   const [lo, hi] = domain ?? colors.domainOf(values, 'signed');
-  const box = h('div', { class: 'numrow', dataset: { name: name ?? '' }, 'data-no-i18n': '' });
+  // focusable, so a row wider than the page scrolls from the keyboard too (axe: scrollable-region-focusable)
+  const box = h('div', {
+    class: 'numrow', dataset: { name: name ?? '' }, 'data-no-i18n': '', tabindex: 0,
+  });
   values.forEach((v, j) => {
     // one element per number (label on the first line, styled by ::first-line): rows of 128 keys stay cheap
     const cell = h('span', {
