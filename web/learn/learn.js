@@ -30,7 +30,7 @@ function loadProgress() {
 const progress = loadProgress();
 const saveProgress = () => {
   try {
-    localStorage.setItem(STORE, JSON.stringify({ visited: [...progress.visited], solved: [...progress.solved], last: hook.step }));
+    localStorage.setItem(STORE, JSON.stringify({ visited: [...progress.visited], solved: [...progress.solved], last: current }));
   } catch { /* storage blocked: progress lives for this visit only */ }
 };
 

@@ -34,7 +34,7 @@ const cues = {
     const fields = TOPICS.map((x, i) => numberField(`s1.${x}`, st.q[i], (v) => { st.q[i] = v; view.update(); }, { min: -3, max: 3, step: 0.1, range: true }));
     view.update();
     return {
-      body: [p('s1.p1'), p('s1.p2'), tex(String.raw`\alpha_i = \operatorname{softmax}_i(\mathbf q\cdot\mathbf k_i),\qquad \text{output} = \sum_i \alpha_i\,\mathbf v_i`),
+      body: [p('s1.p1'), p('s1.p2'), tex(String.raw`\alpha_i = \operatorname{softmax}_i(\mathbf q\cdot\mathbf k_i)`), tex(String.raw`\mathbf o = \sum_i \alpha_i\,\mathbf v_i`),
         p('s1.p3'), sub('s1.live'), h('div', { class: 'l-fields' }, fields), view.el],
       task: { key: 's1.try', tol: 0.001, answer: () => searchWeights(ctx.as, [0, 0, 0])[0], explain: 's1.explain' },
     };
@@ -76,7 +76,7 @@ const pooling = {
     });
     view.update();
     return {
-      body: [p('s2.p1'), tex(String.raw`f(x) = \frac{1}{n}\sum_{i=1}^{n} y_i \quad\text{(average pooling)}`),
+      body: [p('s2.p1'), tex(String.raw`f(x) = \frac{1}{n}\sum_{i=1}^{n} y_i`),
         p('s2.p2'), tex(String.raw`f(x) = \sum_{i=1}^{n} \operatorname{softmax}_i\!\Big(-\tfrac12\big((x - x_i)\,w\big)^2\Big)\, y_i`),
         p('s2.p3', { w: fmt(cfg.w, 3) }), sub('s2.live'),
         h('div', { class: 'l-fields' }, numberField('s2.w', st.w, (v) => { st.w = v; view.update(); }, { min: 0, max: 20, step: 0.1, range: true, id: 's2-w' })),
@@ -124,8 +124,8 @@ const scoring = {
     });
     view.update();
     return {
-      body: [p('s3.p1'), tex(String.raw`a(\mathbf q,\mathbf k) = \mathbf w_v^\top \tanh(\mathbf W_q\mathbf q + \mathbf W_k\mathbf k) \qquad a(\mathbf q,\mathbf k) = \frac{\mathbf q^\top\mathbf k}{\sqrt{d_k}}`),
-        p('s3.p2'), tex(String.raw`\operatorname{Var}(\mathbf q^\top\mathbf k) = \sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i) = d_k \quad\Rightarrow\quad \operatorname{Var}\!\Big(\frac{\mathbf q^\top\mathbf k}{\sqrt{d_k}}\Big) = 1`),
+      body: [p('s3.p1'), tex(String.raw`a(\mathbf q,\mathbf k) = \mathbf w_v^\top \tanh(\mathbf W_q\mathbf q + \mathbf W_k\mathbf k)`), tex(String.raw`a(\mathbf q,\mathbf k) = \frac{\mathbf q^\top\mathbf k}{\sqrt{d_k}}`),
+        p('s3.p2'), tex(String.raw`\operatorname{Var}(\mathbf q^\top\mathbf k) = \sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i) = d_k`), tex(String.raw`\operatorname{Var}\!\Big(\frac{\mathbf q^\top\mathbf k}{\sqrt{d_k}}\Big) = 1`),
         sub('s3.live1'), p('s3.tableNote', { pairs: PAIRS }, 'l-cap'), table,
         sub('s3.live2'), p('s3.p3'), tex(String.raw`\operatorname{softmax}(\mathbf s)_j = \frac{e^{s_j}\,[j < \text{validLen}]}{\sum_{l < \text{validLen}} e^{s_l}}`),
         h('div', { class: 'l-fields' }, numberField('s3.validLen', st.validLen, (v) => { st.validLen = Math.round(v); view.update(); }, { min: 0, max: 5, step: 1, range: true, id: 's3-valid' })),
@@ -154,11 +154,11 @@ const bahdanau = {
       return [h('p', { class: 'l-cap' }, t('s4.output'), ' ', h('b', { class: 'l-mono', text: r.tokens.filter((x) => x !== '</s>').join(''), dataset: { k: 'output' } })),
         matrix(r.weights, T, S, { rowLabels: r.tokens, colLabels: r.sourceTokens, digits: 2, key: 'al', mark: st.step - 1, caption: t('s4.alignment') }),
         h('div', { class: 'l-fields' }, slider),
-        h('p', { class: 'l-cap', text: t('s4.stepNote', { t: st.step, tok: r.tokens[st.step - 1] }) }), bars(row, r.sourceTokens, { key: 'row', max: 1 })];
+        h('p', { class: 'l-cap', text: t('s4.stepNote', { t: st.step, tok: r.tokens[st.step - 1] }) }), bars(row, r.sourceTokens.map((x, j) => `${j + 1} · ${x === ' ' ? '␣' : x}`), { key: 'row', max: 1 })];
     });
     view.update();
     return {
-      body: [p('s4.p1'), tex(String.raw`\mathbf c_{t} = \sum_{j=1}^{S} \alpha_{t,j}\,\mathbf h_j,\qquad \alpha_{t,j} = \operatorname{softmax}_j\big(\mathbf w_v^\top\tanh(\mathbf W_q\mathbf s_{t-1} + \mathbf W_k\mathbf h_j)\big)`),
+      body: [p('s4.p1'), tex(String.raw`\mathbf c_{t} = \sum_{j=1}^{S} \alpha_{t,j}\,\mathbf h_j`), tex(String.raw`\alpha_{t,j} = \operatorname{softmax}_j\big(\mathbf w_v^\top\tanh(\mathbf W_q\mathbf s_{t-1} + \mathbf W_k\mathbf h_j)\big)`),
         p('s4.p2'), sub('s4.live'),
         h('div', { class: 'l-fields' }, textField('s4.source', st.source, (v) => { st.source = v; view.update(); }, 's4-source')), view.el],
       task: {

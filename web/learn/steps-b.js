@@ -71,7 +71,7 @@ const projections = {
     const cfg = model.config;
     view.update();
     return {
-      body: [p('s6.p1'), tex(String.raw`\mathbf Q = \mathbf X\mathbf W_Q,\quad \mathbf K = \mathbf X\mathbf W_K,\quad \mathbf V = \mathbf X\mathbf W_V,\qquad \operatorname{Attention} = \operatorname{softmax}\!\Big(\frac{\mathbf Q\mathbf K^\top}{\sqrt{d_k}}\Big)\mathbf V`),
+      body: [p('s6.p1'), tex(String.raw`\mathbf Q = \mathbf X\mathbf W_Q,\quad \mathbf K = \mathbf X\mathbf W_K,\quad \mathbf V = \mathbf X\mathbf W_V`), tex(String.raw`\operatorname{Attention} = \operatorname{softmax}\!\Big(\frac{\mathbf Q\mathbf K^\top}{\sqrt{d_k}}\Big)\mathbf V`),
         p('s6.p2'), sub('s6.live'),
         h('div', { class: 'l-fields' }, textField('s6.text', st.text, (v) => { st.text = v; view.update(); }, 's6-text'),
           select('s6.layer', range(cfg.numLayers).map((i) => [i, String(i + 1)]), st.layer, (v) => { st.layer = v; view.update(); }, 's6-layer'),
@@ -108,9 +108,9 @@ const positional = {
     });
     view.update();
     return {
-      body: [p('s7.p1'), tex(String.raw`PE_{(p,\,2i)} = \sin\!\Big(\frac{p}{10000^{2i/d}}\Big),\qquad PE_{(p,\,2i+1)} = \cos\!\Big(\frac{p}{10000^{2i/d}}\Big),\qquad \mathbf x_p = \mathbf e_p + PE_p`),
+      body: [p('s7.p1'), tex(String.raw`PE_{(p,\,2i)} = \sin\!\Big(\frac{p}{10000^{2i/d}}\Big)`), tex(String.raw`PE_{(p,\,2i+1)} = \cos\!\Big(\frac{p}{10000^{2i/d}}\Big)`), tex(String.raw`\mathbf x_p = \mathbf e_p + PE_p`),
         p('s7.p2'), sub('s7.live1', { n: PE_N, d: PE_D }),
-        heat(pe, PE_N, PE_D, { lut: colors.signed, lo: -1, hi: 1, label: t('s7.heatLabel', { n: PE_N, d: PE_D }), cls: 'l-heat l-heat-pe' }),
+        heat(Float32Array.from({ length: PE_N * PE_D }, (_, k) => pe[(k % PE_N) * PE_D + Math.floor(k / PE_N)]), PE_D, PE_N, { lut: colors.signed, lo: -1, hi: 1, label: t('s7.heatLabel', { n: PE_N, d: PE_D }), cls: 'l-heat l-heat-pe' }),
         matrix(Float32Array.from(waves), 1, PE_D / 2, { colLabels: range(PE_D / 2).map((i) => `i=${i}`), digits: 1, shade: false, key: 'wave', caption: t('s7.waves') }),
         sub('s7.live2'), p('s7.p3'), tex(String.raw`\begin{pmatrix} PE_{(p+k,\,2i)} \\ PE_{(p+k,\,2i+1)} \end{pmatrix} = \begin{pmatrix} \cos k\omega_i & \sin k\omega_i \\ -\sin k\omega_i & \cos k\omega_i \end{pmatrix} \begin{pmatrix} PE_{(p,\,2i)} \\ PE_{(p,\,2i+1)} \end{pmatrix}`),
         h('div', { class: 'l-fields' }, numberField('s7.p', st.pos, (v) => { st.pos = Math.round(v); view.update(); }, { min: 0, max: 20, step: 1, range: true, id: 's7-p' }),
@@ -142,7 +142,7 @@ const heads = {
     });
     view.update();
     return {
-      body: [p('s8.p1'), tex(String.raw`\operatorname{head}_h = \operatorname{Attention}(\mathbf X\mathbf W_Q^{(h)}, \mathbf X\mathbf W_K^{(h)}, \mathbf X\mathbf W_V^{(h)}),\qquad \operatorname{MultiHead}(\mathbf X) = [\operatorname{head}_1;\dots;\operatorname{head}_H]\,\mathbf W_O`),
+      body: [p('s8.p1'), tex(String.raw`\operatorname{head}_h = \operatorname{Attention}(\mathbf X\mathbf W_Q^{(h)}, \mathbf X\mathbf W_K^{(h)}, \mathbf X\mathbf W_V^{(h)})`), tex(String.raw`\operatorname{MultiHead}(\mathbf X) = [\operatorname{head}_1;\dots;\operatorname{head}_H]\,\mathbf W_O`),
         p('s8.p2'), tex(String.raw`\bar d_h = \frac1n\sum_i\sum_j \alpha^{(h)}_{ij}\,|i-j|`), sub('s8.live'),
         h('div', { class: 'l-fields' }, textField('s8.text', st.text, (v) => { st.text = v; view.update(); }, 's8-text'),
           select('s8.layer', range(model.config.numLayers).map((i) => [i, String(i + 1)]), st.layer, (v) => { st.layer = v; view.update(); }, 's8-layer')),
@@ -173,9 +173,9 @@ const block = {
     });
     view.update();
     return {
-      body: [p('s9.p1'), tex(String.raw`\text{post-norm: } \mathbf x \leftarrow \operatorname{LN}(\mathbf x + \operatorname{MHA}(\mathbf x)),\;\; \mathbf x \leftarrow \operatorname{LN}(\mathbf x + \operatorname{FFN}(\mathbf x))`),
-        tex(String.raw`\text{pre-norm: } \mathbf x \leftarrow \mathbf x + \operatorname{MHA}(\operatorname{LN}(\mathbf x)),\;\; \mathbf x \leftarrow \mathbf x + \operatorname{FFN}(\operatorname{LN}(\mathbf x))`),
-        p('s9.p2'), tex(String.raw`\operatorname{LN}(\mathbf x)_i = \gamma_i\,\frac{x_i - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta_i,\quad \mu = \frac1d\sum_i x_i,\quad \sigma^2 = \frac1d\sum_i (x_i-\mu)^2`),
+      body: [p('s9.p1'), p('s9.post', {}, 'l-cap'), tex(String.raw`\begin{aligned} \mathbf x &\leftarrow \operatorname{LN}(\mathbf x + \operatorname{MHA}(\mathbf x)) \\ \mathbf x &\leftarrow \operatorname{LN}(\mathbf x + \operatorname{FFN}(\mathbf x)) \end{aligned}`),
+        p('s9.pre', {}, 'l-cap'), tex(String.raw`\begin{aligned} \mathbf x &\leftarrow \mathbf x + \operatorname{MHA}(\operatorname{LN}(\mathbf x)) \\ \mathbf x &\leftarrow \mathbf x + \operatorname{FFN}(\operatorname{LN}(\mathbf x)) \end{aligned}`),
+        p('s9.p2'), tex(String.raw`\operatorname{LN}(\mathbf x)_i = \gamma_i\,\frac{x_i - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta_i`), tex(String.raw`\mu = \frac1d\sum_i x_i,\quad \sigma^2 = \frac1d\sum_i (x_i-\mu)^2`),
         tex(String.raw`\operatorname{FFN}(\mathbf x) = \operatorname{GELU}(\mathbf x\mathbf W_1 + \mathbf b_1)\,\mathbf W_2 + \mathbf b_2`),
         p('s9.p3'), sub('s9.live'),
         h('div', { class: 'l-fields' }, textField('s9.x', st.x, (v) => { st.x = v; view.update(); }, 's9-x')), view.el],
@@ -211,8 +211,8 @@ const causal = {
     });
     view.update();
     return {
-      body: [p('s10.p1'), tex(String.raw`s_{ij} = \frac{\mathbf q_i\cdot\mathbf k_j}{\sqrt{d_k}} + m_{ij},\quad m_{ij} = 0 \;(j \le i),\;\; m_{ij} = -\infty \;(j > i)`),
-        tex(String.raw`P(x_{t+1} \mid x_{\le t}) = \operatorname{softmax}(\mathbf h_t \mathbf W_{\text{out}})`),
+      body: [p('s10.p1'), tex(String.raw`s_{ij} = \frac{\mathbf q_i\cdot\mathbf k_j}{\sqrt{d_k}} + m_{ij}`), tex(String.raw`m_{ij} = 0 \;(j \le i),\;\; m_{ij} = -\infty \;(j > i)`),
+        tex(String.raw`P(x_{t+1} \mid x_{\le t}) = \operatorname{softmax}(\mathbf h_t \mathbf U)`),
         p('s10.p2'), sub('s10.live'),
         h('div', { class: 'l-fields' }, textField('s10.prompt', st.prompt, (v) => { st.prompt = v; view.update(); }, 's10-prompt')),
         view.el, h('div', { class: 'l-fields' }, button), gen, p('s10.p3')],

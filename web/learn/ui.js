@@ -56,7 +56,7 @@ export function matrix(values, rows, cols, { rowLabels, colLabels, digits = 4, k
   const hi = Math.max(...finite, lo + 1e-9);
   const head = colLabels ? h('tr', {}, h('th', {}), colLabels.map((c) => h('th', { scope: 'col', text: tokenLabel(c) }))) : null;
   const body = Array.from({ length: rows }, (_, r) => h('tr', { class: r === mark ? 'l-mark' : null },
-    rowLabels ? h('th', { scope: 'row', text: tokenLabel(rowLabels[r]) }) : null,
+    rowLabels ? h('th', { scope: 'row', text: tokenLabel(rowLabels[r], 24) }) : null,
     Array.from({ length: cols }, (_, c) => {
       const v = values[r * cols + c];
       const cell = h('td', { text: fmt(v, digits), dataset: key ? { k: `${key}-${r}-${c}` } : {} });
@@ -115,7 +115,7 @@ export function tryBox(task, onSolved) {
   const box = h('section', { class: 'l-try', 'aria-labelledby': 'try-title' },
     h('h3', { id: 'try-title', text: t('try.title') }),
     h('p', { text: t(task.key, task.vars) }),
-    h('p', { class: 'l-tol', text: t('try.tolerance', { tol: task.tol }) }));
+    h('p', { class: 'l-tol', text: task.tol ? t('try.tolerance', { tol: task.tol }) : t('try.exact') }));
   const check = () => {
     const got = parseAnswer(input.value);
     const want = task.answer();

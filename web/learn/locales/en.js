@@ -27,6 +27,7 @@ register('en', {
   // ---- "try this"
   'try.title': 'Try this',
   'try.tolerance': 'Type a number; answers within ±{tol} count.',
+  'try.exact': 'Type a whole number; only the exact answer counts.',
   'try.answer': 'Your answer',
   'try.check': 'Check',
   'try.notNumber': 'That is not a number yet — digits, a point and a minus sign are enough.',
@@ -114,7 +115,7 @@ register('en', {
   's5.scores': 'Scores: every pair of dot products',
   's5.weights': 'Weights: softmax over each row',
   's5.context': 'Context vectors: the weighted sum of the inputs',
-  's5.p3': 'Note that each word gives itself a large score (a vector is most similar to itself) and that each row of weights sums to 1.',
+  's5.p3': 'Words whose vectors point the same way, like “journey” and “starts”, score each other highly and take most of each other\'s weight; every row of weights sums to 1, so each context vector is an average of the inputs.',
   's5.try': 'Compute by hand the score between “journey” and “Your”: x_journey · x_Your, with the current inputs.',
   's5.explain': 'Multiply component by component and add: with the original inputs 0.55·0.43 + 0.87·0.15 + 0.66·0.89 = 0.9544.',
 
@@ -140,7 +141,7 @@ register('en', {
   's7.short': 'Positions',
   's7.p1': 'Self-attention treats its input as a set: shuffle the tokens and every output is shuffled the same way, nothing else changes. Word order has to be written into the vectors. The original Transformer adds a fixed pattern of sines and cosines to each embedding:',
   's7.p2': 'Each pair of dimensions is a clock running at its own speed: the first pair turns once every 2π ≈ 6.28 positions, the last almost never (wavelengths grow geometrically up to 2π·10000).',
-  's7.live1': 'Live: PE for {n} positions × {d} dimensions (blue −1, white 0, red +1)',
+  's7.live1': 'Live: PE for {n} positions (across) × {d} dimensions (down); blue −1, white 0, red +1',
   's7.heatLabel': 'positional encoding, {n} positions by {d} dimensions',
   's7.waves': 'Wavelength 2π·10000^(2i/d) of each pair i',
   's7.live2': 'Live: a shift is a rotation',
@@ -173,6 +174,8 @@ register('en', {
   's9.title': 'The Transformer block',
   's9.short': 'Block',
   's9.p1': 'Attention is one half of a block. Around it sit residual connections (the input is added back, so each layer learns a correction) and layer normalisation; after it, a feed-forward network works on each position separately. The original paper normalises after adding (post-norm); most modern models, the bundled ones included, normalise first (pre-norm), which trains more stably when deep.',
+  's9.post': 'Post-norm (the original Transformer):',
+  's9.pre': 'Pre-norm (the bundled models, GPT-2):',
   's9.p2': 'LayerNorm rescales each token\'s vector to mean 0 and variance 1, then applies a learned scale γ and shift β:',
   's9.p3': 'Type a vector and see μ, σ² and LayerNorm(x) with γ = 1 and β = 0 (the module\'s layerNorm, ε = 10⁻⁵).',
   's9.live': 'Live: LayerNorm of your vector',
@@ -184,7 +187,7 @@ register('en', {
   // ---- 10 · causal decoding
   's10.title': 'Causal masking and decoding',
   's10.short': 'Decoding',
-  's10.p1': 'A decoder predicts the next token, so while training on whole sentences a position must not see the ones after it. The causal mask sets those scores to −∞; after the softmax they weigh 0. At the end, a linear layer turns the last position\'s vector into one score per vocabulary entry and a softmax turns the scores into probabilities.',
+  's10.p1': 'A decoder predicts the next token, so while training on whole sentences a position must not see the ones after it. The causal mask sets those scores to −∞; after the softmax they weigh 0. At the end, a linear layer U turns the last position\'s vector into one score per vocabulary entry and a softmax turns the scores into probabilities.',
   's10.p2': 'Greedy decoding takes the most probable token, appends it and repeats. The english model does it character by character; the main page does the same with a real GPT-2 or BERT if you load one from your own files.',
   's10.live': 'Live: the english model on your prompt',
   's10.prompt': 'prompt',
