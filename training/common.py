@@ -433,10 +433,11 @@ def lr_at(step, total, peak, warmup):
     return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * p)))
 
 
-def train(model, steps, peak_lr, warmup, loss_fn, betas=(0.9, 0.98), log_every=250):
-    """Adam with lr_at's schedule, gradient clipping at 1. loss_fn(step) -> scalar loss of one batch.
-    Returns {"seconds": wall, "cpuSeconds": CPU time of this process}."""
-    opt = torch.optim.Adam(model.parameters(), lr=peak_lr, betas=betas)
+def train(model, steps, peak_lr, warmup, loss_fn, betas=(0.9, 0.98), log_every=250, weight_decay=0.0):
+    """Adam (AdamW when weight_decay > 0) with lr_at's schedule, gradient clipping at 1. loss_fn(step) -> scalar
+    loss of one batch. Returns {"seconds": wall, "cpuSeconds": CPU time of this process}."""
+    opt = (torch.optim.AdamW(model.parameters(), lr=peak_lr, betas=betas, weight_decay=weight_decay)
+           if weight_decay > 0 else torch.optim.Adam(model.parameters(), lr=peak_lr, betas=betas))
     timer = Timer()
     for step in range(steps):
         model.train()
