@@ -249,6 +249,26 @@ test('learn: the numbers of steps 6–10 equal the module\'s', async () => {
     assert.ok(Math.abs(await shown(page, 'rot-1-1') - Math.cos((p + k) * om)) < 1e-4);
     assert.ok(Math.abs(await shown(page, 'rot-2-0') - pe[(p + k) * 16 + 2]) < 6e-5);
   }
+  // "dog bites man" vs "man bites dog": dog's context is the same without PE, different with it
+  const X = { dog: [0.9, 0.1, 0.3, 0.2], bites: [0.1, 0.8, 0.2, 0.5], man: [0.7, 0.2, 0.6, 0.1] };
+  const pe3 = as.positionalEncoding({ n: 3, d: 4 });
+  const dogContext = (words, withPe) => {
+    const x = Float32Array.from(words.flatMap((w, i) => X[w].map((v, j) => v + (withPe ? pe3[i * 4 + j] : 0))));
+    const at = words.indexOf('dog');
+    return as.simpleSelfAttention({ x, n: 3, d: 4 }).context.slice(at * 4, at * 4 + 4);
+  };
+  const orders = [[['dog', 'bites', 'man'], false], [['man', 'bites', 'dog'], false], [['dog', 'bites', 'man'], true], [['man', 'bites', 'dog'], true]];
+  const ord = [];
+  for (let r = 0; r < 4; r++) {
+    const want = dogContext(...orders[r]);
+    ord.push([]);
+    for (let c = 0; c < 4; c++) {
+      ord[r].push(await shownText(page, `ord-${r}-${c}`));
+      assert.ok(Math.abs(Number(ord[r][c].replace('−', '-')) - want[c]) < 6e-5);
+    }
+  }
+  assert.deepEqual(ord[0], ord[1], 'without PE the order does not show');
+  assert.notDeepEqual(ord[2], ord[3], 'with PE it does');
   for (let i = 0; i < 8; i++) assert.ok(Math.abs(await shown(page, `wave-0-${i}`) - 2 * Math.PI * 10000 ** (2 * i / 16)) < 0.06);
   clean(rec);
   await page.close();

@@ -87,6 +87,21 @@ const projections = {
 const PE_N = 48;
 const PE_D = 16;
 
+/** The context vector of "dog" in "dog bites man" and "man bites dog", without and with PE (4-d, simple attention). */
+const ORDER_X = { dog: [0.9, 0.1, 0.3, 0.2], bites: [0.1, 0.8, 0.2, 0.5], man: [0.7, 0.2, 0.6, 0.1] };
+export function orderContexts(as) {
+  const pe = as.positionalEncoding({ n: 3, d: 4 });
+  const rows = [];
+  for (const withPe of [false, true]) {
+    for (const words of [['dog', 'bites', 'man'], ['man', 'bites', 'dog']]) {
+      const x = Float32Array.from(words.flatMap((w, i) => ORDER_X[w].map((v, j) => v + (withPe ? pe[i * 4 + j] : 0))));
+      const at = words.indexOf('dog');
+      rows.push(...as.simpleSelfAttention({ x, n: 3, d: 4 }).context.subarray(at * 4, at * 4 + 4));
+    }
+  }
+  return Float32Array.from(rows);
+}
+
 const positional = {
   id: 'positional',
   render(ctx, st) {
@@ -109,6 +124,8 @@ const positional = {
     view.update();
     return {
       body: [p('s7.p1'), tex(String.raw`PE_{(p,\,2i)} = \sin\!\Big(\frac{p}{10000^{2i/d}}\Big)`), tex(String.raw`PE_{(p,\,2i+1)} = \cos\!\Big(\frac{p}{10000^{2i/d}}\Big)`), tex(String.raw`\mathbf x_p = \mathbf e_p + PE_p`),
+        sub('s7.live0'), p('s7.order', {}, 'l-cap'),
+        matrix(orderContexts(ctx.as), 4, 4, { rowLabels: [t('s7.ordA'), t('s7.ordB'), t('s7.ordApe'), t('s7.ordBpe')], colLabels: ['1', '2', '3', '4'], key: 'ord', shade: false }),
         p('s7.p2'), sub('s7.live1', { n: PE_N, d: PE_D }),
         heat(Float32Array.from({ length: PE_N * PE_D }, (_, k) => pe[(k % PE_N) * PE_D + Math.floor(k / PE_N)]), PE_D, PE_N, { lut: colors.signed, lo: -1, hi: 1, label: t('s7.heatLabel', { n: PE_N, d: PE_D }), cls: 'l-heat l-heat-pe' }),
         matrix(Float32Array.from(waves), 1, PE_D / 2, { colLabels: range(PE_D / 2).map((i) => `i=${i}`), digits: 1, shade: false, key: 'wave', caption: t('s7.waves') }),
@@ -213,7 +230,7 @@ const causal = {
     return {
       body: [p('s10.p1'), tex(String.raw`s_{ij} = \frac{\mathbf q_i\cdot\mathbf k_j}{\sqrt{d_k}} + m_{ij}`), tex(String.raw`m_{ij} = 0 \;(j \le i),\;\; m_{ij} = -\infty \;(j > i)`),
         tex(String.raw`P(x_{t+1} \mid x_{\le t}) = \operatorname{softmax}(\mathbf h_t \mathbf U)`),
-        p('s10.p2'), sub('s10.live'),
+        h('p', { class: 'l-p' }, t('s10.p2'), ' ', h('a', { href: '../', text: t('s10.fullPage') })), sub('s10.live'),
         h('div', { class: 'l-fields' }, textField('s10.prompt', st.prompt, (v) => { st.prompt = v; view.update(); }, 's10-prompt')),
         view.el, h('div', { class: 'l-fields' }, button), gen, p('s10.p3')],
       task: { key: 's10.try', tol: 0, answer: () => (n * (n - 1)) / 2, explain: 's10.explain', explainVars: () => ({ n }) },

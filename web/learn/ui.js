@@ -56,7 +56,7 @@ export function matrix(values, rows, cols, { rowLabels, colLabels, digits = 4, k
   const hi = Math.max(...finite, lo + 1e-9);
   const head = colLabels ? h('tr', {}, h('th', {}), colLabels.map((c) => h('th', { scope: 'col', text: tokenLabel(c) }))) : null;
   const body = Array.from({ length: rows }, (_, r) => h('tr', { class: r === mark ? 'l-mark' : null },
-    rowLabels ? h('th', { scope: 'row', text: tokenLabel(rowLabels[r], 24) }) : null,
+    rowLabels ? h('th', { scope: 'row', text: tokenLabel(rowLabels[r], 40) }) : null,
     Array.from({ length: cols }, (_, c) => {
       const v = values[r * cols + c];
       const cell = h('td', { text: fmt(v, digits), dataset: key ? { k: `${key}-${r}-${c}` } : {} });
