@@ -79,6 +79,10 @@ function drawNav() {
     a.addEventListener('click', (e) => { e.preventDefault(); go(n); });
     return h('li', { class: progress.visited.has(s.id) ? 'l-visited' : null }, a);
   }));
+  // keep the current step in view in the nav strip (phones scroll it sideways), without scrolling the page
+  const nav = $('step-list').parentElement;
+  const on = nav.querySelector('.l-nav-on');
+  if (on) nav.scrollLeft = on.offsetLeft - (nav.clientWidth - on.offsetWidth) / 2;
   $('where').textContent = t('learn.where', { n: current, total: STEPS.length, done: progress.solved.size });
   $('prev').disabled = current === 1;
   $('next').disabled = current === STEPS.length;
