@@ -225,7 +225,7 @@ function fillPicker() {
   const group = $('model-bundled');
   const drawable = new Set(['encoder', 'decoder', 'encoder-decoder']); // transformer traces the views draw
   group.replaceChildren(...info.bundled.map((m) => h('option', {
-    value: m.name, disabled: !drawable.has(m.architecture),
+    value: m.name, disabled: !drawable.has(m.architecture), 'data-no-i18n': '', // the model's name and task: its data
     text: drawable.has(m.architecture) ? `${m.name}${m.task ? ` — ${m.task}` : ''}` : t('controls.notDrawn', { name: `${m.name}${m.task ? ` — ${m.task}` : ''}` }),
   })));
   group.hidden = !info.bundled.length;

@@ -55,9 +55,9 @@ export function additiveView({ result: r, query, onQuery }) {
 
   body.append(h('h3', { class: 'steps-sub', text: t('additive.inputs') }),
     h('div', { class: 'example-results' },
-      signed('queries', `queries [${nq}, ${dq}]`, r.queries, nq, dq, qs, names('', dq), { focusRow: qi, onRow: onQuery }),
-      signed('keys', `keys [${nk}, ${dk}]`, r.keys, nk, dk, ks, names('', dk)),
-      signed('values', `values [${nk}, ${dv}]`, r.values, nk, dv, ks, names('', dv)),
+      signed('queries', t('additive.matQueries', { r: nq, c: dq }), r.queries, nq, dq, qs, names('', dq), { focusRow: qi, onRow: onQuery }),
+      signed('keys', t('additive.matKeys', { r: nk, c: dk }), r.keys, nk, dk, ks, names('', dk)),
+      signed('values', t('additive.matValues', { r: nk, c: dv }), r.values, nk, dv, ks, names('', dv)),
       signed('wq', `W_q [${dq}, ${hidden}]`, r.wq, dq, hidden, names('', dq), hs),
       signed('wk', `W_k [${dk}, ${hidden}]`, r.wk, dk, hidden, names('', dk), hs),
       signed('wv', `w_v [${hidden}]`, r.wv, 1, hidden, ['w_v'], hs)));
@@ -74,9 +74,9 @@ export function additiveView({ result: r, query, onQuery }) {
   body.append(h('h3', { class: 'steps-sub', text: t('additive.scoresTitle') }),
     h('p', { class: 'formula', text: t('additive.scoresFormula') }),
     h('div', { class: 'example-results' },
-      signed('scores', `scores [${nq}, ${nk}]`, r.scores, nq, nk, qs, ks, { focusRow: qi, onRow: onQuery }),
-      matrix({ name: 'weights', title: `weights [${nq}, ${nk}]`, values: r.weights, rows: nq, cols: nk, rowLabels: qs, colLabels: ks,
+      signed('scores', t('additive.matScores', { r: nq, c: nk }), r.scores, nq, nk, qs, ks, { focusRow: qi, onRow: onQuery }),
+      matrix({ name: 'weights', title: t('additive.matWeights', { r: nq, c: nk }), values: r.weights, rows: nq, cols: nk, rowLabels: qs, colLabels: ks,
         map: colors.weights, domain: [0, 1], focusRow: qi, onRow: onQuery }),
-      signed('output', `output [${nq}, ${dv}]`, r.output, nq, dv, qs, names('', dv), { focusRow: qi, onRow: onQuery })));
+      signed('output', t('additive.matOutput', { r: nq, c: dv }), r.output, nq, dv, qs, names('', dv), { focusRow: qi, onRow: onQuery })));
   return body;
 }

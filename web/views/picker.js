@@ -38,7 +38,7 @@ export function matchCheckpointFiles(list) {
  */
 export function checkpointBox({ onFiles }) {
   const msg = h('p', { class: 'ckpt-msg', id: 'ckpt-msg', 'aria-live': 'polite' });
-  const bar = h('progress', { id: 'ckpt-progress', max: 1, value: 0, hidden: true, 'aria-label': t('checkpoint.progressAria') });
+  const bar = h('progress', { id: 'ckpt-progress', max: 1, value: 0, hidden: true, 'aria-label': t('checkpoint.progressAria'), 'data-i18n-attr': 'aria-label:checkpoint.progressAria' });
   const message = (text, isError = false) => {
     msg.textContent = text;
     msg.classList.toggle('error', isError);
@@ -61,11 +61,12 @@ export function checkpointBox({ onFiles }) {
   files.addEventListener('change', () => take([...files.files]));
   folder.addEventListener('change', () => take([...folder.files]));
   const drop = h('div', { class: 'ckpt-drop', id: 'ckpt-drop', tabindex: '-1' },
-    h('p', { text: t('checkpoint.drop') }),
+    // data-i18n: the box is built once, so a language switch (applyI18n) rewrites its strings in place
+    h('p', { text: t('checkpoint.drop'), 'data-i18n': 'checkpoint.drop' }),
     h('div', { class: 'ctl-row' },
-      h('label', { class: 'btn file-btn' }, t('checkpoint.files'), files),
-      h('label', { class: 'btn file-btn' }, t('checkpoint.folder'), folder)),
-    h('p', { class: 'note', text: t('checkpoint.about') }));
+      h('label', { class: 'btn file-btn' }, h('span', { text: t('checkpoint.files'), 'data-i18n': 'checkpoint.files' }), files),
+      h('label', { class: 'btn file-btn' }, h('span', { text: t('checkpoint.folder'), 'data-i18n': 'checkpoint.folder' }), folder)),
+    h('p', { class: 'note', text: t('checkpoint.about'), 'data-i18n': 'checkpoint.about' }));
   drop.addEventListener('dragover', (e) => {
     e.preventDefault();
     drop.classList.add('over');
