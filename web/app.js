@@ -101,6 +101,7 @@ worker.addEventListener('message', (e) => {
   };
   if (msg.ok) {
     trace = msg.trace;
+    traceSerial += 1;
     traceState = req.state;
     causal.key = null;
     if (causal.follow) { // a token was just generated: show its row
@@ -453,19 +454,29 @@ function renderAll(done) {
     }
     replace($('embeddings'), embeddingsView({ trace, width: width.embeddings, selected: s.token, onSelect: select }));
   }, () => {
-    const shown = aggregated(s, width['attention-view']);
-    replace($('attention-view'), attentionView({
-      trace: shown, layer: s.layer, heads, token: shownToken(shown), width: width['attention-view'],
-      onLayer: showLayer,
-      onHeads: (next) => { state.heads = headsString(next, H); saveHash(); renderSteps(); },
-      onSelect: (i) => selectShown(shown, i),
-    }));
+    // redrawn when what it shows changes; a click on a token only moves the selected row (heatmap.selectRow)
+    const key = [traceSerial, view.words, width['attention-view'], s.layer, heads.join(','), s.agg, s.thr, s.topk, document.documentElement.lang].join('|');
+    if (drawnKeys.get('attention-view') !== key) {
+      drawnKeys.set('attention-view', key);
+      const shown = aggregated(s, width['attention-view']);
+      replace($('attention-view'), attentionView({
+        trace: shown, layer: s.layer, heads, token: shownToken(shown), width: width['attention-view'],
+        onLayer: showLayer,
+        onHeads: (next) => { state.heads = headsString(next, H); saveHash(); renderSteps(); },
+        onSelect: (i) => selectShown(shown, i),
+      }));
+    }
+    const row = shownToken(shownTrace());
+    for (const c of document.querySelectorAll('#attention-view canvas[data-kind="attention"], #aggregate-view canvas[data-kind="aggregate"]')) c.closest('.hm')?.selectRow?.(row);
   }, () => {
     renderCausal(width['causal-view']);
   }, () => {
     replace($('steps'), stepsFor(width.steps));
   }, () => {
-    replace($('model-view'), modelFor(width['model-view']));
+    const n0 = trace.n;
+    const H0 = trace.layers[0].attention.weights.length / (n0 * n0);
+    drawOnce('model-view', [traceSerial, view.words, width['model-view'], s.layer, selectedHeads(s, H0).join(','), document.documentElement.lang].join('|'),
+      () => modelFor(width['model-view']));
   }];
   let spent = 0;
   const step = (k) => {
@@ -571,6 +582,27 @@ const shownToken = (tr) => (tr.groups ? tr.groups[Math.min(state.token, tr.group
 /** A row clicked in a drawn trace: a word selects its first piece. */
 const selectShown = (tr, i) => select(tr.first ? tr.first[i] : i);
 
+/** headEntropy / headDistance of one layer's weights, computed once per weights array (a new trace has new ones). */
+const metrics = new WeakMap();
+function perHead(fn, w, H, rows, cols) {
+  let m = metrics.get(w);
+  if (!m) metrics.set(w, (m = new Map()));
+  if (!m.has(fn)) m.set(fn, fn(w, H, rows, cols));
+  return m.get(fn);
+}
+
+/**
+ * Redraws container `id` only when `key` (everything its view depends on) differs from what it shows: a click
+ * on a token, which the model view does not show, leaves its 144 thumbnails alone.
+ */
+const drawnKeys = new Map();
+function drawOnce(id, key, build) {
+  if (drawnKeys.get(id) === key) return;
+  drawnKeys.set(id, key);
+  replace($(id), build());
+}
+let traceSerial = 0; // one number per trace received, for drawOnce keys
+
 /**
  * The model view: every layer × head, with per-head entropy and mean distance (web/aggregates.js);
  * encoder–decoder models get three grids: encoder self-attention, decoder self-attention, cross-attention.
@@ -580,8 +612,8 @@ function modelFor(width, trace = shownTrace()) {
   const H = trace.layers[0].attention.weights.length / (n * n);
   const section = (key, title, weights, rows, cols, open) => ({
     key, title, weights, H, n: rows, m: cols, open,
-    entropy: weights.map((w) => headEntropy(w, H, rows, cols)),
-    distance: rows === cols && key !== 'cross' ? weights.map((w) => headDistance(w, H, rows, cols)) : null,
+    entropy: weights.map((w) => perHead(headEntropy, w, H, rows, cols)),
+    distance: rows === cols && key !== 'cross' ? weights.map((w) => perHead(headDistance, w, H, rows, cols)) : null,
   });
   const sections = [];
   const src = trace.source;
@@ -841,7 +873,9 @@ function wire() {
   $('padding').addEventListener('change', () => change('padding', $('padding').checked, 0));
   $('causal').addEventListener('change', () => { change('arch', $('causal').checked ? 'decoder' : 'encoder', 0); $('arch').value = state.arch; });
   $('arch').addEventListener('change', () => { $('causal').checked = state.arch === 'decoder'; $('causal').disabled = state.arch === 'encoder-decoder'; });
-  for (const id of ['text', 'source', 'target']) $(id).addEventListener('input', () => change(id, $(id).value, 150));
+  // 40 ms: a burst of keys still makes one run (the worker also drops stale requests), and a single key is
+  // computed almost at once (150 ms here was a third of the keystroke → drawn budget at 128 tokens)
+  for (const id of ['text', 'source', 'target']) $(id).addEventListener('input', () => change(id, $(id).value, 40));
   $('controls').addEventListener('submit', (e) => e.preventDefault());
   $('lang').addEventListener('change', () => {
     state.lang = $('lang').value;

@@ -92,14 +92,17 @@ export function heatmap(o) {
   rowBox.style.width = `${rowLabelW}px`;
   rowBox.style.height = `${ch}px`;
   const rowEls = [];
-  rowLabels.forEach((t, i) => {
-    if (i % rowStep !== 0 && i !== o.selectedRow) return;
-    const el = h('span', { class: 'hm-label', text: t, title: o.rowLabels[i] });
+  const rowLabel = (i) => {
+    const el = h('span', { class: 'hm-label', text: rowLabels[i], title: o.rowLabels[i] });
     el.style.top = `${(i + 0.5) * cellH}px`;
     if (o.onCell) el.addEventListener('click', () => o.onCell(i, null));
-    if (i === o.selectedRow) el.classList.add('selected');
     rowEls[i] = el;
     rowBox.append(el);
+    return el;
+  };
+  rowLabels.forEach((t, i) => {
+    if (i % rowStep !== 0 && i !== o.selectedRow) return;
+    rowLabel(i).classList.toggle('selected', i === o.selectedRow);
   });
   const colBox = h('div', { class: `hm-cols${vertical ? ' vertical' : rotate ? ' rotated' : ''}`, 'aria-hidden': 'true', 'data-no-i18n': '' });
   colBox.style.width = `${cw}px`;
@@ -215,6 +218,25 @@ export function heatmap(o) {
   fig.append(grid);
   if (o.legend !== false) fig.append(legend(map, lo, hi, o.legendLabel));
   if (rows * cols <= 256) addTable();
+  /** Moves the selected-row mark and label to row i without redrawing the map (a click on a token). */
+  let selected = o.selectedRow;
+  fig.selectRow = (i) => {
+    if (i === selected) return;
+    rowEls[selected]?.classList.remove('selected');
+    if (selected != null && selected % rowStep !== 0 && rowEls[selected]) {
+      rowEls[selected].remove(); // a thinned label shown only while selected
+      rowEls[selected] = undefined;
+    }
+    selected = i;
+    if (i == null || i >= rows) {
+      rowMark.hidden = true;
+      return;
+    }
+    rowMark.style.top = `${i * cellH}px`;
+    rowMark.style.height = `${cellH}px`;
+    rowMark.hidden = false;
+    if (rowLabels.length) (rowEls[i] ?? rowLabel(i)).classList.add('selected');
+  };
   return fig;
 }
 

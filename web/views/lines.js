@@ -54,18 +54,38 @@ export function linesView(o) {
   const rgb = new Float32Array(cw * chh * 3);
   const img = ctx.createImageData(cw, chh);
   const rgbOf = (hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
+  // A hovered token shows its FOCUS_LINES strongest links at most (all of them up to 40 tokens × 5 heads):
+  // 512 tokens × 12 heads would be 6,144 lines, a second of rasterising on a loaded 2-core machine.
+  const FOCUS_LINES = 200;
+  function focusFloor(focus) {
+    const ws = [];
+    for (const hd of heads) {
+      const base = hd * n * m;
+      if (focus.side === 'left') for (let j = 0; j < m; j++) ws.push(weights[base + focus.i * m + j]);
+      else for (let i = 0; i < n; i++) ws.push(weights[base + i * m + focus.i]);
+    }
+    if (ws.length <= FOCUS_LINES) return 0.004;
+    ws.sort((a, b) => b - a);
+    return Math.max(0.004, ws[FOCUS_LINES - 1]);
+  }
+  let base = null; // the unfocused picture, kept to restore when the pointer leaves a token
   function draw(focus) {
+    if (!focus && base) {
+      ctx.putImageData(base, 0, 0);
+      return;
+    }
     rgb.fill(255);
     const alpha = heads.length > 1 ? 0.9 : 1;
+    const least = focus ? focusFloor(focus) : floor;
     for (const hd of heads) {
       const c = rgbOf(headColor(hd));
-      const base = hd * n * m;
+      const at = hd * n * m;
       for (let i = 0; i < n; i++) {
         if (focus && focus.side === 'left' && focus.i !== i) continue;
         for (let j = 0; j < m; j++) {
           if (focus && focus.side === 'right' && focus.i !== j) continue;
-          const w = weights[base + i * m + j];
-          if (!(w >= (focus ? 0.004 : floor))) continue;
+          const w = weights[at + i * m + j];
+          if (!(w >= least)) continue;
           rasterLine(rgb, cw, chh, 0, y(i), cw - 1, y(j), c[0], c[1], c[2], Math.min(1, w * alpha), 0.7 * dpr);
         }
       }
@@ -78,6 +98,7 @@ export function linesView(o) {
       px[q + 3] = 255;
     }
     ctx.putImageData(img, 0, 0);
+    if (!focus) base = new ImageData(Uint8ClampedArray.from(px), cw, chh);
   }
   // drawn two frames later, after the page's next render step, so no frame carries both
   requestAnimationFrame(() => requestAnimationFrame(() => draw(null)));
@@ -91,14 +112,29 @@ export function linesView(o) {
       el.style.top = `${i * pitch}px`;
       el.style.height = `${pitch}px`;
       el.style.lineHeight = `${pitch}px`;
-      const on = () => { el.classList.add('hot'); draw({ side: name, i }); };
-      const off = () => { el.classList.remove('hot'); draw(null); };
-      el.addEventListener('mouseenter', on);
-      el.addEventListener('mouseleave', off);
-      el.addEventListener('focus', on);
-      el.addEventListener('blur', off);
+      el.dataset.i = i;
       box.append(el);
     });
+    // one set of listeners for the whole side (four per token cost ~0.3 s to attach at 512 tokens)
+    let hot = null;
+    const on = (e) => {
+      const el = e.target.closest?.('.lines-token');
+      if (!el || el === hot) return;
+      hot?.classList.remove('hot');
+      hot = el;
+      el.classList.add('hot');
+      draw({ side: name, i: Number(el.dataset.i) });
+    };
+    const off = (e) => {
+      if (!hot || (e.relatedTarget && hot.contains(e.relatedTarget))) return;
+      hot.classList.remove('hot');
+      hot = null;
+      draw(null);
+    };
+    box.addEventListener('mouseover', on);
+    box.addEventListener('mouseout', off);
+    box.addEventListener('focusin', on);
+    box.addEventListener('focusout', off);
     return box;
   };
   return h('figure', { class: 'lines' },

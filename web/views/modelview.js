@@ -10,6 +10,8 @@ import * as colors from '../colors.js';
 import { heatmap } from './heatmap.js';
 import { t } from '../i18n.js';
 
+const MAX_TILE = 128; // pixels a side of one thumbnail at most (drawn at ≤ 96 CSS px)
+
 /**
  * modelView({ sections, layer, heads, width, onOpen }) → HTMLElement
  * sections: [{ key, title, weights: per layer Float32Array [H, n, m], H, n, m, entropy, distance?, open }]
@@ -32,9 +34,15 @@ export function modelView(o) {
 function grid(sec, o, named) {
   const { n, m, H } = sec;
   const L = sec.weights.length;
-  const gap = Math.max(1, Math.round(Math.max(n, m) / 6));
-  const pitchX = m + gap;
-  const pitchY = n + gap;
+  // a thumbnail is at most 96 CSS px wide, so a tile keeps at most MAX_TILE pixels a side: above that, each
+  // pixel is the largest weight of an s × s block of cells (max pooling keeps thin diagonals and single
+  // strong links visible); 512 tokens × 12 × 12 heads: 5.4 M pixels instead of 51 M
+  const s = Math.max(1, Math.ceil(Math.max(n, m) / MAX_TILE));
+  const tn = Math.ceil(n / s);
+  const tm = Math.ceil(m / s);
+  const gap = Math.max(1, Math.round(Math.max(tn, tm) / 6));
+  const pitchX = tm + gap;
+  const pitchY = tn + gap;
   const cw = H * pitchX - gap;
   const chh = L * pitchY - gap;
   const open = sec.open ? o.onOpen : null;
@@ -44,7 +52,7 @@ function grid(sec, o, named) {
   const canvas = h('canvas', {
     class: 'mv-canvas', tabindex: 0, role: 'img',
     'aria-label': t(open ? 'model.gridAriaOpen' : 'model.gridAria', { title: sec.title, L, H, n, m }),
-    dataset: { section: sec.key, layers: L, heads: H, n, m, gap },
+    dataset: { section: sec.key, layers: L, heads: H, n, m, gap, stride: s },
   });
   canvas.width = cw;
   canvas.height = chh;
@@ -53,6 +61,7 @@ function grid(sec, o, named) {
   const px = new Uint32Array(img.data.buffer); // one RGBA word per pixel, written once
   px.fill(0xffffffff);
   const lut = packedLut(colors.weights.rgb);
+  const pooled = s > 1 ? new Float32Array(tn * tm) : null;
   for (let l = 0; l < L; l++) {
     const w = sec.weights[l];
     for (let hd = 0; hd < H; hd++) {
@@ -60,12 +69,14 @@ function grid(sec, o, named) {
       let mx = 0;
       for (let c = 0; c < n * m; c++) if (w[base + c] > mx) mx = w[base + c];
       const scale = mx > 0 ? 255 / mx : 0;
-      for (let i = 0; i < n; i++) {
-        let p = (l * pitchY + i) * cw + hd * pitchX;
-        const row = base + i * m;
-        for (let j = 0; j < m; j++) {
-          const t = (w[row + j] * scale + 0.5) | 0;
-          px[p++] = lut[t < 0 ? 0 : t > 255 ? 255 : t];
+      if (s === 1) {
+        for (let i = 0; i < n; i++) {
+          let p = (l * pitchY + i) * cw + hd * pitchX;
+          const row = base + i * m;
+          for (let j = 0; j < m; j++) {
+            const t = (w[row + j] * scale + 0.5) | 0;
+            px[p++] = lut[t < 0 ? 0 : t > 255 ? 255 : t];
+          }
         }
       }
     }
@@ -89,8 +100,8 @@ function grid(sec, o, named) {
   const place = (el, l, hd) => {
     el.style.left = pct(hd * pitchX, cw);
     el.style.top = pct(l * pitchY, chh);
-    el.style.width = pct(m, cw);
-    el.style.height = pct(n, chh);
+    el.style.width = pct(tm, cw);
+    el.style.height = pct(tn, chh);
     return el;
   };
   const marks = [];
@@ -138,7 +149,7 @@ function grid(sec, o, named) {
   colLabels.style.width = `${cssW}px`;
   for (let hd = 0; hd < H; hd++) {
     const t = h('span', { text: H > 16 && hd % 2 ? '' : `H${hd + 1}` });
-    t.style.left = pct(hd * pitchX + m / 2, cw);
+    t.style.left = pct(hd * pitchX + tm / 2, cw);
     colLabels.append(t);
   }
       if (announce) live.textContent = tip.textContent;
@@ -146,7 +157,7 @@ function grid(sec, o, named) {
   rowLabels.style.height = `${cssH}px`;
   for (let l = 0; l < L; l++) {
     const t = h('span', { text: `L${l + 1}` });
-    t.style.top = pct(l * pitchY + n / 2, chh);
+    t.style.top = pct(l * pitchY + tn / 2, chh);
     rowLabels.append(t);
   }
   const plot = h('div', { class: 'mv-plot' }, canvas, ...marks, hover, tip, live);

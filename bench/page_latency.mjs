@@ -1,0 +1,196 @@
+// Page latency benchmark (issue 13's "512 tokens that stay smooth"; not a test: nothing here passes or fails).
+// Headless Debian Chromium through playwright-core on build/site, as tests/browser/harness.js does; prints the
+// medians (over --runs, default 5) of the issue's three targets as a Markdown table:
+//   1. keystroke → drawn: from a key's keydown in the text box to every view drawn for the new text
+//      (html[data-drawn] set after the new trace, then the next frame: its style, layout and paint), at 128 tokens × 4 layers × 8 heads × dModel 256 and
+//      512 × 6 × 12 × 384 (seeded random encoder, word tokenizer: one token per word);
+//   2. the longest main-thread task (PerformanceObserver 'longtask': tasks of 50 ms and more; "< 50" when
+//      there was none) on hovering a heatmap cell, hovering a token of the lines view, clicking a token and
+//      toggling a head, at 512 tokens × 12 layers × 12 heads (dModel 384);
+//   3. cold load → first heatmap: a fresh browser context opens the default page; time from navigation start
+//      to the first attention heatmap canvas in the DOM.
+// Usage: npm run bench:page [-- --runs 7] [-- --only keystroke,interact,cold] [-- --root DIR]
+// --root: another checkout of the project (e.g. an older commit unpacked with git archive, with dist/ and
+// node_modules/ linked in) to measure instead of this one; its scripts/build-site.mjs builds its site.
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startServer } from '../scripts/serve.mjs';
+
+const arg = (name, def) => {
+  const k = process.argv.indexOf(`--${name}`);
+  return k >= 0 ? process.argv[k + 1] : def;
+};
+const root = path.resolve(arg('root', path.join(path.dirname(fileURLToPath(import.meta.url)), '..')));
+const RUNS = Math.max(1, Number(arg('runs', 5)));
+const ONLY = new Set(arg('only', 'keystroke,interact,cold').split(','));
+
+const WORDS = 'the quick brown fox jumps over a lazy dog while seven tired cats watch from an old red barn'.split(' ');
+const words = (n) => Array.from({ length: n }, (_, i) => WORDS[i % WORDS.length]).join(' ');
+const hashOf = (n, L, H, d) => `#text=${encodeURIComponent(words(n))}&numLayers=${L}&numHeads=${H}&dModel=${d}&dFF=${4 * d}`;
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+const built = spawnSync(process.execPath, [path.join(root, 'scripts', 'build-site.mjs')], { cwd: root, encoding: 'utf8' });
+if (built.status !== 0) {
+  console.error(`scripts/build-site.mjs failed:\n${built.stdout}${built.stderr}`);
+  process.exit(1);
+}
+const { server, url: base } = await startServer({ root: path.join(root, 'build', 'site'), port: 0 });
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+    '--no-first-run', '--disable-sync', '--disable-quic'],
+});
+
+// installed before the page's scripts: long tasks, and the time the first attention heatmap appears
+const PROBE = () => {
+  window.__bench = { long: [], firstHeatmap: null };
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) window.__bench.long.push(e.duration);
+  }).observe({ type: 'longtask', buffered: true });
+  new MutationObserver((_, obs) => {
+    if (document.querySelector('#attention-view canvas[data-kind="attention"]')) {
+      window.__bench.firstHeatmap = performance.now();
+      obs.disconnect();
+    }
+  }).observe(document, { childList: true, subtree: true });
+};
+
+async function openPage(context, hash) {
+  const page = await context.newPage();
+  await page.setViewportSize({ width: 1280, height: 900 });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  await page.addInitScript(PROBE);
+  await page.goto(`${base}web/${hash}`);
+  await idle(page, 0);
+  return { page, errors };
+}
+
+/** Waits until more than `runs` results arrived, nothing is pending, every view is drawn and two frames passed. */
+async function idle(page, runs) {
+  await page.waitForFunction((n) => {
+    const a = window.__attnscope;
+    return a && a.runs > n && !document.documentElement.dataset.busy && document.documentElement.dataset.drawn;
+  }, runs, { timeout: 120000 });
+  await page.evaluate(() => new Promise((r) => { requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 50))); }));
+}
+
+/** keystroke → drawn, ms: keydown in #text to html[data-drawn] for the trace of the new text. */
+async function keystroke(page, key) {
+  const runs = await page.evaluate(() => window.__attnscope.runs);
+  await page.evaluate(() => {
+    const b = window.__bench;
+    b.key = null;
+    b.drawn = null;
+    document.getElementById('text').addEventListener('keydown', (e) => { b.key = e.timeStamp; }, { once: true });
+    const runs0 = window.__attnscope.runs;
+    const obs = new MutationObserver(() => {
+      if (window.__attnscope.runs > runs0 && b.key != null) {
+        obs.disconnect();
+        // the frame that shows it: rAF runs before its style and layout, a task queued there runs after
+        requestAnimationFrame(() => setTimeout(() => { b.drawn = performance.now(); }, 0));
+      }
+    });
+    obs.observe(document.documentElement, { attributes: true, attributeFilter: ['data-drawn'] });
+  });
+  await page.keyboard.press(key);
+  await idle(page, runs);
+  await page.waitForFunction(() => window.__bench.drawn != null, null, { timeout: 60000 });
+  return page.evaluate(() => window.__bench.drawn - window.__bench.key);
+}
+
+/** The longest task (ms, ≥ 50 or 0) while `action` runs and the page settles. */
+async function longest(page, action) {
+  await page.evaluate(() => { window.__bench.long = []; });
+  await action();
+  await page.evaluate(() => new Promise((r) => { requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 300))); }));
+  return page.evaluate(() => Math.max(0, ...window.__bench.long));
+}
+
+const rows = [];
+const fmtMs = (v) => (v < 50 && v === 0 ? '< 50' : `${Math.round(v)}`);
+
+if (ONLY.has('keystroke')) {
+  for (const [n, L, H, d, target] of [[128, 4, 8, 256, 150], [512, 6, 12, 384, 600]]) {
+    const context = await browser.newContext();
+    const { page, errors } = await openPage(context, hashOf(n, L, H, d));
+    const got = await page.evaluate(() => window.__attnscope.trace.n);
+    if (got !== n) throw new Error(`expected ${n} tokens, the page has ${got}`);
+    await page.click('#text');
+    await page.keyboard.press('End');
+    await keystroke(page, 'x'); // warm-up (JIT, caches)
+    await keystroke(page, 'Backspace');
+    const times = [];
+    for (let r = 0; r < RUNS; r++) {
+      times.push(await keystroke(page, 'x'));
+      times.push(await keystroke(page, 'Backspace'));
+    }
+    rows.push([`keystroke → drawn, ${n} × ${L} × ${H} × ${d}`, `≤ ${target}`, median(times), times]);
+    if (errors.length) console.error(errors);
+    await context.close();
+  }
+}
+
+if (ONLY.has('interact')) {
+  const context = await browser.newContext();
+  const { page, errors } = await openPage(context, hashOf(512, 12, 12, 384));
+  const canvas = page.locator('#attention-view canvas[data-kind="attention"]').first();
+  const box = await canvas.boundingBox();
+  const hover = [];
+  const hoverLines = [];
+  const click = [];
+  const toggle = [];
+  for (let r = 0; r < RUNS; r++) {
+    hover.push(await longest(page, async () => {
+      for (let k = 0; k < 10; k++) await page.mouse.move(box.x + box.width * (0.1 + 0.08 * k), box.y + box.height * (0.9 - 0.08 * k));
+    }));
+    const tok = page.locator('#attention-view .lines-tokens.left .lines-token').nth(40 + r);
+    hoverLines.push(await longest(page, async () => {
+      await tok.hover();
+      await page.mouse.move(0, 0);
+    }));
+    click.push(await longest(page, async () => {
+      await page.locator('#tokens .chip').nth(10 + 7 * r).click();
+      await page.waitForFunction(() => document.documentElement.dataset.drawn && !document.documentElement.dataset.busy);
+    }));
+    toggle.push(await longest(page, async () => {
+      await page.locator('.head-chip').nth(3).click();
+    }));
+  }
+  rows.push(['longest task, hover a heatmap cell (10 moves), 512 × 12 × 12', '≤ 50', median(hover), hover]);
+  rows.push(['longest task, hover a lines token, 512 × 12 × 12', '≤ 50', median(hoverLines), hoverLines]);
+  rows.push(['longest task, click a token, 512 × 12 × 12', '≤ 50', median(click), click]);
+  rows.push(['longest task, toggle a head, 512 × 12 × 12', '≤ 50', median(toggle), toggle]);
+  if (errors.length) console.error(errors);
+  await context.close();
+}
+
+if (ONLY.has('cold')) {
+  const times = [];
+  for (let r = 0; r < RUNS + 1; r++) {
+    const context = await browser.newContext(); // no HTTP cache, no compiled-code cache from the last run
+    const page = await context.newPage();
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.addInitScript(PROBE);
+    await page.goto(`${base}web/`);
+    await page.waitForFunction(() => window.__bench.firstHeatmap != null, null, { timeout: 60000 });
+    const t = await page.evaluate(() => window.__bench.firstHeatmap);
+    if (r > 0) times.push(t); // the first run also warms the server's file cache
+    await context.close();
+  }
+  rows.push(['cold load → first heatmap, default page', '≤ 400', median(times), times]);
+}
+
+await browser.close();
+server.close();
+console.log(`Headless Chromium, ${RUNS} runs each (medians; ms)\n`);
+console.log('| measure | target | median | runs |');
+console.log('|---|---|---|---|');
+for (const [name, target, med, all] of rows) console.log(`| ${name} | ${target} | ${fmtMs(med)} | ${all.map((v) => Math.round(v)).join(', ')} |`);
