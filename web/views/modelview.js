@@ -78,6 +78,24 @@ function grid(sec, o, named) {
             px[p++] = lut[t < 0 ? 0 : t > 255 ? 255 : t];
           }
         }
+      } else {
+        pooled.fill(0);
+        for (let i = 0; i < n; i++) {
+          const prow = ((i / s) | 0) * tm;
+          const row = base + i * m;
+          for (let j = 0; j < m; j++) {
+            const v = w[row + j];
+            const q = prow + ((j / s) | 0);
+            if (v > pooled[q]) pooled[q] = v;
+          }
+        }
+        for (let a = 0; a < tn; a++) {
+          let p = (l * pitchY + a) * cw + hd * pitchX;
+          for (let b = 0; b < tm; b++) {
+            const t = (pooled[a * tm + b] * scale + 0.5) | 0;
+            px[p++] = lut[t < 0 ? 0 : t > 255 ? 255 : t];
+          }
+        }
       }
     }
   }
@@ -112,6 +130,7 @@ function grid(sec, o, named) {
   hover.hidden = true;
   const tip = h('div', { class: 'mv-tip', 'aria-hidden': 'true' });
   tip.hidden = true;
+  const live = h('div', { class: 'sr-only mv-live', 'aria-live': 'polite', 'aria-atomic': 'true' });
   const describe = (l, hd) => t('model.describe', { l: l + 1, h: hd + 1, entropy: fmt(sec.entropy[l][hd], 3) })
     + `${sec.distance ? t('model.describeDistance', { d: fmt(sec.distance[l][hd], 2) }) : ''}${open ? t('model.describeOpen') : ''}`;
   let active = null;
@@ -122,6 +141,7 @@ function grid(sec, o, named) {
     if (c) {
       place(hover, c[0], c[1]);
       tip.textContent = describe(c[0], c[1]);
+      if (announce) live.textContent = tip.textContent;
     }
   };
   canvas.addEventListener('mousemove', (e) => show(at(e)));
@@ -141,7 +161,6 @@ function grid(sec, o, named) {
     if (moves[e.key]) {
       e.preventDefault();
       show([Math.min(L - 1, Math.max(0, l + moves[e.key][0])), Math.min(H - 1, Math.max(0, hd + moves[e.key][1]))], true);
-  const live = h('div', { class: 'sr-only mv-live', 'aria-live': 'polite', 'aria-atomic': 'true' });
     } else if (e.key === 'Enter' && open) open(l, hd);
   });
 
@@ -152,7 +171,6 @@ function grid(sec, o, named) {
     t.style.left = pct(hd * pitchX + tm / 2, cw);
     colLabels.append(t);
   }
-      if (announce) live.textContent = tip.textContent;
   const rowLabels = h('div', { class: 'mv-rows' });
   rowLabels.style.height = `${cssH}px`;
   for (let l = 0; l < L; l++) {
