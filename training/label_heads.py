@@ -21,8 +21,11 @@ over the keys it may see would score on the same pairs):
   dates        field          cross-attention: for the query predicting each year/month/day digit of the ISO
                               target, the share of its row on the matching source field (year digits, month name
                               or number, day digits)
-  chinese-poems previousLine  for offset o of line k >= 1 (lines end with "\\n"), the weight on offset o of line
-                              k - 1
+  chinese-poems previousLine  for the query that writes (predicts) the character at offset o of line k >= 1
+                              (lines end with "\\n"), the weight on offset o of line k - 1: the character
+                              in the same place one line up, as dates' and reverse's measures take the query
+                              that writes a character
+               sameOffset     the query at offset o of line k >= 1 itself, the weight on offset o of line k - 1
 A head gets a label for every measure whose score s is at least LABEL_RATIO times the uniform baseline u and at
 least MIN_EXCESS of the way from u to 1 ((s - u) / (1 - u)): a ratio alone would label a head putting 0.05 on
 a key that uniform attention gives 0.01, an excess alone would miss rare targets such as punctuation.
@@ -41,7 +44,7 @@ LABEL_RATIO, MIN_EXCESS = 3.0, 0.1
 PUNCTUATION = ",;:.()'\"-"
 LABELS = {"previousToken": "previous token", "space": "spaces", "punctuation": "punctuation",
           "induction": "induction", "copy": "copies the digit to write", "field": "source field being written",
-          "previousLine": "same position of the previous line"}
+          "previousLine": "same position of the previous line", "sameOffset": "same offset of the previous line"}
 
 
 def load(name):
@@ -160,7 +163,7 @@ def dates(cfg, W, held, enc):
 
 def chinese(cfg, W, held, enc):
     L, H = cfg["numLayers"], cfg["numHeads"]
-    pl = Measure(L, H)
+    writes, same = Measure(L, H), Measure(L, H)
     for t in held["texts"]:
         ids = enc(t)[:cfg["maxPositions"]]
         _, tr = X.transformer(cfg, W, ids)
@@ -168,11 +171,18 @@ def chinese(cfg, W, held, enc):
         lines = [(a, t.find("\n", a) + 1 or len(t)) for a in starts if a < len(t)]
         for (a1, b1), (a2, b2) in zip(lines, lines[1:]):
             for o in range(min(b1 - a1, b2 - a2)):
-                q = a2 + o
-                if q < len(ids):
-                    pl.add([w[:, q, a1 + o] for w in tr["decoder"]], 1.0 / (q + 1))
-    return {"previousLine": pl.result("weight of offset o of line k >= 1 on offset o of line k - 1 (heldout.json "
-                                      "texts from position 0; lines end with \\n)")}
+                key = a1 + o
+                if a2 + o - 1 < len(ids):   # the query that writes offset o of line k
+                    q = a2 + o - 1
+                    writes.add([w[:, q, key] for w in tr["decoder"]], 1.0 / (q + 1))
+                if a2 + o < len(ids):       # the query at offset o of line k
+                    q = a2 + o
+                    same.add([w[:, q, key] for w in tr["decoder"]], 1.0 / (q + 1))
+    where = " (heldout.json texts from position 0; lines end with \\n)"
+    return {"previousLine": writes.result("weight of the query that writes offset o of line k >= 1 on offset o of "
+                                          "line k - 1" + where),
+            "sameOffset": same.result("weight of the query at offset o of line k >= 1 on offset o of line k - 1"
+                                      + where)}
 
 
 MEASURES = {"english": english_like, "reverse": reverse, "dates": dates, "chinese-poems": chinese}

@@ -19,6 +19,7 @@ const PUNCTUATION = ",;:.()'\"-";
 const LABELS = {
   previousToken: 'previous token', space: 'spaces', punctuation: 'punctuation', induction: 'induction',
   copy: 'copies the digit to write', field: 'source field being written', previousLine: 'same position of the previous line',
+  sameOffset: 'same offset of the previous line',
 };
 const UNLABELLED = new Set(['copyArgmax']);
 
@@ -130,8 +131,9 @@ function dates(model, cfg, held) {
   return { field: share.result() };
 }
 
-// [(query, key)]: offset o of line k >= 1 and offset o of line k - 1 (lines end with '\n'), queries < n
-function linePairs(text, n) {
+// [(query, key)]: offset o of line k >= 1 and offset o of line k - 1 (lines end with '\n'), queries < n; with
+// `writes` the query is the one that writes (predicts) offset o of line k, one position earlier
+function linePairs(text, n, writes = false) {
   const chars = [...text];
   const lines = [];
   for (let a = 0; a < chars.length;) {
@@ -144,19 +146,22 @@ function linePairs(text, n) {
   for (let k = 1; k < lines.length; k++) {
     const [a1, b1] = lines[k - 1];
     const [a2, b2] = lines[k];
-    for (let o = 0; o < Math.min(b1 - a1, b2 - a2); o++) if (a2 + o < n) pairs.push([a2 + o, a1 + o]);
+    const back = writes ? 1 : 0;
+    for (let o = 0; o < Math.min(b1 - a1, b2 - a2); o++) if (a2 + o - back < n) pairs.push([a2 + o - back, a1 + o]);
   }
   return pairs;
 }
 
 function chinese(model, cfg, held) {
   const { numLayers: L, numHeads: H } = cfg;
-  const pl = new Measure(L, H);
+  const writes = new Measure(L, H);
+  const same = new Measure(L, H);
   for (const text of held.texts) {
     const { n, layers } = selfWeights(model, text);
-    for (const [q, k] of linePairs(text, n)) pl.add(layers, H, (w, h) => w(h, q, k), 1 / (q + 1));
+    for (const [q, k] of linePairs(text, n, true)) writes.add(layers, H, (w, h) => w(h, q, k), 1 / (q + 1));
+    for (const [q, k] of linePairs(text, n)) same.add(layers, H, (w, h) => w(h, q, k), 1 / (q + 1));
   }
-  return { previousLine: pl.result() };
+  return { previousLine: writes.result(), sameOffset: same.result() };
 }
 
 const MEASURES = { english, reverse, dates, 'chinese-poems': chinese };
@@ -227,4 +232,7 @@ test('heads: the dates field finder and the line pairs on hand-worked inputs', (
   assert.deepEqual(pairs[0], [13, 0]);
   assert.deepEqual(pairs[12], [25, 12]);
   assert.deepEqual(linePairs(poem, 20).length, 7);
+  // the query that writes offset 0 of line 1 is the line break ending line 0 (position 12)
+  assert.deepEqual(linePairs(poem, 26, true)[0], [12, 0]);
+  assert.deepEqual(linePairs(poem, 26, true)[12], [24, 12]);
 });
