@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "core/check.h"
+#include "core/parallel.h"
 #include "ops/linear.h"
 #include "ops/mask.h"
 #include "ops/softmax.h"
@@ -37,24 +39,32 @@ MhaOutput attend_projected(std::span<const float> q, std::span<const float> k, s
   const std::size_t n_scores = static_cast<std::size_t>(nq) * static_cast<std::size_t>(nk);
   MhaOutput out;
 
-  // Per-head weights [num_heads, nq, nk]; without need_weights one [nq, nk] buffer is reused by every head.
+  // Per-head weights [num_heads, nq, nk]; without need_weights one [nq, nk] buffer per pool chunk is
+  // reused by that chunk's heads.
   const bool all_heads = a.need_weights || a.keep_trace;
-  std::vector<float> weights(all_heads ? static_cast<std::size_t>(num_heads) * n_scores : n_scores);
+  // Heads go to the thread pool (core/parallel.h) when there are enough of them and enough work: each
+  // head writes only its own weights, scores and concat columns, so the results do not depend on the
+  // split; with fewer heads than threads the heads run in turn and their GEMMs split instead.
+  const double head_flops = 2.0 * nq * nk * (2.0 * head_dim) + 5.0 * nq * nk;
+  const int chunks = num_heads >= core::thread_count() ? core::parallel_chunks(num_heads, 1, head_flops * num_heads) : 1;
+  std::vector<float> weights((all_heads ? static_cast<std::size_t>(num_heads) : static_cast<std::size_t>(chunks)) *
+                             n_scores);
   if (a.keep_trace) out.scores.resize(static_cast<std::size_t>(num_heads) * n_scores);
   std::vector<float> concat(static_cast<std::size_t>(nq) * static_cast<std::size_t>(d_model));
+  std::vector<char> overflowed(static_cast<std::size_t>(num_heads), 0);
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
 
-  for (int h = 0; h < num_heads; ++h) {
+  const auto attend_head = [&](int h, int chunk) {
     // Head h is columns [h*head_dim, (h+1)*head_dim) of Q, K, V and concat: strided views, ld = d_model.
     const core::ConstMatView q_h{q.data() + h * head_dim, nq, head_dim, d_model};
     const core::ConstMatView k_h{k.data() + h * head_dim, nk, head_dim, d_model};
     const core::ConstMatView v_h{v.data() + h * head_dim, nk, head_dim, d_model};
     const core::MatView concat_h{concat.data() + h * head_dim, nq, head_dim, d_model};
-    float* weights_h = weights.data() + (all_heads ? static_cast<std::size_t>(h) * n_scores : 0);
+    float* weights_h = weights.data() + static_cast<std::size_t>(all_heads ? h : chunk) * n_scores;
     const core::MatView att_h{weights_h, nq, nk, nk};
     // 2. scores = Q_h K_hᵀ (GEMM nt form), 3. times 1/sqrt(head_dim) (the GEMM's alpha)
     ops::matmul_nt(q_h, k_h, att_h, scale);
-    if (!ops::all_finite(std::span<const float>(weights_h, n_scores))) out.overflowed = true;
+    if (!ops::all_finite(std::span<const float>(weights_h, n_scores))) overflowed[static_cast<std::size_t>(h)] = 1;
     // 4. mask: blocked entries become -inf
     ops::apply_attention_mask(att_h, a.mask, a.causal);
     if (a.keep_trace) std::copy(weights_h, weights_h + n_scores, out.scores.data() + h * n_scores);
@@ -62,7 +72,15 @@ MhaOutput attend_projected(std::span<const float> q, std::span<const float> k, s
     ops::masked_softmax_rows(att_h);
     // 8. weighted sum of the values into this head's columns of concat
     ops::matmul_nn(att_h, v_h, concat_h);
+  };
+  if (chunks > 1) {
+    core::parallel_for(num_heads, 1, head_flops * num_heads, [&](std::int64_t begin, std::int64_t end, int chunk) {
+      for (auto h = begin; h < end; ++h) attend_head(static_cast<int>(h), chunk);
+    });
+  } else {
+    for (int h = 0; h < num_heads; ++h) attend_head(h, 0);
   }
+  out.overflowed = std::find(overflowed.begin(), overflowed.end(), 1) != overflowed.end();
 
   // 9. output = concat · W_O + b_O [nq, d_model]
   out.output = ops::linear(concat, nq, d_model, a.w.wo, d_model, a.w.bo);

@@ -1,0 +1,37 @@
+// parallel.h: one process-wide pool of worker threads and a blocking parallel_for over index ranges.
+// Layer: core (standard library only). Used by ops (GEMM row/column blocks) and attention (heads).
+// The pool is created once, by the first set_thread_count(n > 1), and lives for the process. Builds
+// without threads (the single-threaded WebAssembly modules, compiled with ATTNSCOPE_THREADS=0) keep the
+// same interface and always run on the calling thread. Nothing here allocates per call or can fail.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace attnscope::core {
+
+// Threads parallel_for may use, the calling thread included (1 = no hand-off at all). Clamped to
+// [1, kMaxThreads] and, in a build without threads, to 1. Starts the missing workers on first use
+// (they are never stopped: a WebAssembly pthread can only start from a pre-loaded worker).
+// Returns the count now in use.
+int set_thread_count(int n);
+int thread_count();
+inline constexpr int kMaxThreads = 16;
+
+// Work, in floating-point operations, below which parallel_for stays on the calling thread: a hand-off
+// costs 17-90 µs in Node and ~20 µs in Chromium (TOOLCHAIN.md 16); 8 MFLOP is ~0.2 ms at 40 GFLOP/s.
+inline constexpr double kMinParallelFlops = 8.0e6;
+
+// Calls body(begin, end, chunk) over contiguous pieces covering [0, count), at most thread_count()
+// pieces, each at least `grain` items long; chunk is the piece's index in [0, chunks) (a slot for
+// per-piece scratch, see max_chunks). Runs everything on the calling thread when `flops` (the whole
+// loop's estimated work) is under kMinParallelFlops, when count < 2·grain, or when called from
+// inside another parallel_for (nested loops run inline). Returns after every piece has finished.
+// The pieces write disjoint outputs; a body must not fail (core code reports errors after the loop).
+void parallel_for(std::int64_t count, std::int64_t grain, double flops,
+                  const std::function<void(std::int64_t begin, std::int64_t end, int chunk)>& body);
+
+// How many pieces parallel_for(count, grain, flops, …) would use: size per-chunk scratch with it.
+int parallel_chunks(std::int64_t count, std::int64_t grain, double flops);
+
+}  // namespace attnscope::core
