@@ -250,7 +250,8 @@ function showAbout() {
   else if (score && !score.result) line = t('heldout.measuring', { pct: Math.round(100 * (score.fraction ?? 0)) });
   const labelled = side.heads.get(about.name);
   if (!labelled) loadHeadLabels(about.name);
-  replace($('model-about'), h('span', { text: `${about.task ? `${about.task}. ` : ''}${about.description ?? ''}` }),
+  // the model's own task and description (its config.json, written in English): data, not UI text
+  replace($('model-about'), h('span', { text: `${about.task ? `${about.task}. ` : ''}${about.description ?? ''}`, lang: 'en', 'data-no-i18n': '' }),
     line ? h('strong', { class: 'heldout', dataset: { name: 'heldout' }, text: ` ${line}` }) : null,
     labelled?.heads ? headLegend({
       heads: labelled.heads, layer: state.layer, selected: selectedHeads(state, labelled.numHeads),
@@ -946,6 +947,8 @@ function useLanguage(lang) {
   $('lang').value = language();
   applyPageStrings();
 }
+  const learn = $('learn-link'); // the guided path opens in the same language (its href: learn/ or the single file's)
+  if (learn) learn.setAttribute('href', `${learn.getAttribute('href').split('#')[0]}#lang=${language()}`);
 
 onLanguageChange(() => {
   applyPageStrings();
