@@ -945,10 +945,10 @@ function useLanguage(lang) {
   setLanguage(lang);
   document.documentElement.lang = language();
   $('lang').value = language();
-  applyPageStrings();
-}
   const learn = $('learn-link'); // the guided path opens in the same language (its href: learn/ or the single file's)
   if (learn) learn.setAttribute('href', `${learn.getAttribute('href').split('#')[0]}#lang=${language()}`);
+  applyPageStrings();
+}
 
 onLanguageChange(() => {
   applyPageStrings();
