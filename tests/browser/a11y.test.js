@@ -71,6 +71,22 @@ for (const scheme of ['light', 'dark']) {
   }
 }
 
+test('a11y: axe-core on a phone (390×844): no serious or critical violation, light and dark', async () => {
+  const failures = [];
+  for (const scheme of ['light', 'dark']) {
+    for (const [name, hash] of [VIEWS[0], VIEWS[1], VIEWS[3]]) {
+      const { page, rec } = await open(`${hash || '#'}${hash ? '&' : ''}lang=zh-CN`, { width: 390, height: 844 }, async (p) => {
+        await p.emulateMedia({ colorScheme: scheme });
+        await allDrawn(p);
+      });
+      for (const p of await axeProblems(page)) failures.push(`${name} (${scheme}): ${p}`);
+      clean(rec);
+      await page.close();
+    }
+  }
+  assert.deepEqual(failures, [], 'axe-core: no serious or critical violation on a phone');
+});
+
 test('a11y: dark mode follows the system setting (page and heatmap chrome change colour)', async () => {
   const colours = {};
   for (const scheme of ['light', 'dark']) {

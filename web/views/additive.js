@@ -34,7 +34,7 @@ function matrix(o) {
     tb.append(tr);
   }
   t.append(tb);
-  return h('figure', { class: 'matrix-fig' }, h('figcaption', { class: 'hm-title', text: o.title }), h('div', { class: 'scroll-x' }, t));
+  return h('figure', { class: 'matrix-fig' }, h('figcaption', { class: 'hm-title', text: o.title }), h('div', { class: 'scroll-x', tabindex: 0 }, t)); // focusable: scrolls from the keyboard on a phone
 }
 
 const names = (p, n) => Array.from({ length: n }, (_, i) => `${p}${i}`);

@@ -22,7 +22,7 @@ function table(name, title, values, rows, cols, rowLabels, colLabels, map, domai
     tb.append(tr);
   }
   t.append(tb);
-  return h('figure', { class: 'matrix-fig' }, h('figcaption', { class: 'hm-title', text: title }), h('div', { class: 'scroll-x' }, t));
+  return h('figure', { class: 'matrix-fig' }, h('figcaption', { class: 'hm-title', text: title }), h('div', { class: 'scroll-x', tabindex: 0 }, t)); // scrolls from the keyboard
 }
 
 /** The editable inputs (rendered once per visit, so typing in them keeps focus). */

@@ -231,7 +231,7 @@ function metricTable(sec, name, title, values, digits, o) {
     tb.append(tr);
   }
   tbl.append(tb);
-  return h('figure', { class: 'matrix-fig' }, h('figcaption', { class: 'hm-title', text: title }), h('div', { class: 'scroll-x' }, tbl));
+  return h('figure', { class: 'matrix-fig' }, h('figcaption', { class: 'hm-title', text: title }), h('div', { class: 'scroll-x', tabindex: sec.open ? null : 0 }, tbl)); // scrolls from the keyboard
 }
 
 
