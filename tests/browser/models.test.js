@@ -251,6 +251,15 @@ test("models: a bundled model's labelled heads are listed under its paragraph an
   assert.equal(await page.getAttribute(chip, 'aria-pressed'), 'true');
   assert.equal(await page.locator('#model-about [data-name="head-legend"] button.on').count(), 1);
   await page.locator('#model-picker').screenshot({ path: path.join(shots, 'desktop-bundled-english-heads.png') });
+  // dates: its labelled heads are cross-attention heads, and say so
+  const dates = JSON.parse(readFileSync(path.join(root, 'models', 'dates', 'config.json'), 'utf8'));
+  const best = dates.heads.reduce((x, y) => (y.score > x.score ? y : x));
+  await page.selectOption('#model', 'dates');
+  const bestChip = `#model-about [data-name="head-legend"] button[data-layer="${best.layer}"][data-head="${best.head}"]`;
+  await page.waitForSelector(bestChip);
+  assert.equal(await page.locator('#model-about [data-name="head-legend"] button').count(), dates.heads.length);
+  assert.equal(await page.textContent(bestChip),
+    `L${best.layer + 1} H${best.head + 1} (cross-attention): the source field being written (${best.score.toFixed(2)})`);
   assert.equal(await errorText(page), null);
   clean(rec);
   await page.close();
