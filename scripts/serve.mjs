@@ -1,5 +1,7 @@
 // A static file server for build/site on 127.0.0.1 (Node's http only). Sends .wasm as application/wasm
-// and .mjs/.js as text/javascript (TOOLCHAIN.md 13). `--port N` (0 picks a free port); prints the URL.
+// and .mjs/.js/.cjs as text/javascript (TOOLCHAIN.md 13). `--port N` (0 picks a free port); prints the URL.
+// Every response carries COOP same-origin + COEP require-corp, so pages are cross-origin isolated and
+// attnscope can load its threaded build (TOOLCHAIN.md 16); everything is same-origin, so nothing breaks.
 // Also used by the browser tests (import { startServer }).
 import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
@@ -8,6 +10,7 @@ import path from 'node:path';
 
 const TYPES = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
+  '.cjs': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8', '.json': 'application/json', '.wasm': 'application/wasm', '.bpe': 'text/plain; charset=utf-8',
   '.svg': 'image/svg+xml', '.png': 'image/png', '.ico': 'image/x-icon', '.txt': 'text/plain; charset=utf-8',
 };
@@ -31,6 +34,8 @@ export function startServer({ root, port = 0, host = '127.0.0.1' } = {}) {
         'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream',
         'Cache-Control': 'no-cache',
         'X-Content-Type-Options': 'nosniff',
+        'Cross-Origin-Opener-Policy': 'same-origin',
+        'Cross-Origin-Embedder-Policy': 'require-corp',
       });
       res.end(req.method === 'HEAD' ? undefined : body);
     } catch (e) {

@@ -2,7 +2,8 @@
 // Layer: bindings (the only place Emscripten appears). Each function takes the argument object that
 // bindings/js/index.js has already validated and normalised (typed arrays, integers, defaults), calls the
 // core and returns either a result object of fresh typed arrays or an error descriptor (errors.h).
-// Built twice: against attnscope_core (scalar) and attnscope_core_simd (-msimd128).
+// Built three times: against attnscope_core (scalar), attnscope_core_simd (-msimd128) and
+// attnscope_core_simd_mt (SIMD128 with -pthread, the threaded module).
 #include <emscripten/bind.h>
 #include <emscripten/emscripten.h>
 #include <emscripten/heap.h>
@@ -15,6 +16,7 @@
 #include <string>
 
 #include "attention/attention.h"
+#include "core/parallel.h"
 #include "convert.h"
 #include "errors.h"
 #include "mha_call.h"
@@ -242,6 +244,9 @@ class BpeHandle {
 
 std::string version() { return ATTNSCOPE_VERSION; }
 std::string isa() { return kernels::active_kernels().isa; }
+// Threads the core's loops may use (core/parallel.h); the threaded module starts its workers here, from
+// the Web Workers the glue pre-loaded (loader.js sizes that pool). 1 in the single-threaded modules.
+int set_threads(int n) { return core::set_thread_count(n); }
 
 // Heap facts for leak tests: total wasm memory and bytes currently allocated by malloc.
 val memory_stats() {
@@ -259,6 +264,7 @@ EMSCRIPTEN_BINDINGS(attnscope) {
   namespace em = emscripten;
   em::function("version", &version);
   em::function("isa", &isa);
+  em::function("setThreads", &set_threads);
   em::function("memoryStats", &memory_stats);
   em::function("positionalEncoding", &positional_encoding);
   em::function("softmax", &softmax);

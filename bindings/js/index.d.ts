@@ -15,6 +15,14 @@ export type Mask = Uint8Array | ArrayLike<number | boolean>;
 export interface CreateOptions {
   /** 'auto' (default): SIMD128 when the engine supports it; true: require it (throws otherwise); false: scalar build. */
   simd?: 'auto' | boolean;
+  /**
+   * 'auto' (default): min(4, cores) in Node and in cross-origin-isolated pages (COOP same-origin + COEP
+   * require-corp), 1 elsewhere; or an integer from 1 to 16 (more than 1 throws where threads cannot run, or
+   * with simd: false — the threaded build is SIMD128 only). Results equal the single-threaded ones.
+   */
+  threads?: 'auto' | number;
+  /** 'auto' (default) or false. true throws: this build has no fused multiply-add (relaxed SIMD) kernels yet. */
+  relaxedSimd?: 'auto' | boolean;
 }
 
 export interface AttentionResult {
@@ -220,6 +228,10 @@ export interface AttnScope {
   readonly version: string;
   /** True when the SIMD128 build is running. */
   readonly simd: boolean;
+  /** Threads the computations use; 1 means the single-threaded build is running. */
+  readonly threads: number;
+  /** True when the fused multiply-add (relaxed SIMD) kernels run; always false in this build. */
+  readonly relaxedSimd: boolean;
 
   /**
    * Sinusoidal positional encoding [n, d]: PE[p,2i] = sin(p / base^(2i/d)), PE[p,2i+1] = cos(p / base^(2i/d)).

@@ -11,6 +11,9 @@ import {
 } from './validate.js';
 import { BUNDLED, loadBundled } from './bundled.js';
 
+// core/parallel.h kMaxThreads
+const MAX_THREADS = 16;
+
 // ---- shapes used in length messages
 
 const dims = (...names) => (a) => names.map((n) => (typeof n === 'number' ? n : a[n]));
@@ -250,10 +253,14 @@ function f32Ints(fn, name, v) {
 class AttnScope {
   #m;
 
-  constructor(module, simd) {
+  constructor(module, simd, threads) {
     this.#m = module;
     /** True when the SIMD128 build is the one running. */
     this.simd = simd;
+    /** Threads the computations use (1: the single-threaded build). */
+    this.threads = threads;
+    /** True when the fused multiply-add (relaxed SIMD) kernels run; not built yet (issue 16), so false. */
+    this.relaxedSimd = false;
     /** The package version. */
     this.version = module.version();
     Object.freeze(this);
@@ -362,6 +369,9 @@ class AttnScope {
 
 /**
  * Loads attnscope. `options.simd`: 'auto' (default: SIMD128 when the engine supports it), true or false.
+ * `options.threads`: 'auto' (default: up to 4 cores in Node and cross-origin-isolated pages, else 1) or a
+ * positive integer (at most 16). `options.relaxedSimd`: 'auto' (default) or false; true throws, because
+ * this build has no fused multiply-add kernels yet.
  * @example
  *   import { createAttnScope } from 'attnscope';
  *   const as = await createAttnScope();
@@ -370,12 +380,25 @@ class AttnScope {
 export async function createAttnScope(options = {}) {
   if (options === null || typeof options !== 'object') fail('TypeError', 'createAttnScope: options must be an object');
   for (const key of Object.keys(options)) {
-    if (key !== 'simd') fail('TypeError', `createAttnScope: unknown option '${key}'`);
+    if (key !== 'simd' && key !== 'threads' && key !== 'relaxedSimd') {
+      fail('TypeError', `createAttnScope: unknown option '${key}'`);
+    }
   }
-  const { simd = 'auto' } = options;
+  const { simd = 'auto', threads = 'auto', relaxedSimd = 'auto' } = options;
   if (simd !== 'auto' && simd !== true && simd !== false) {
     fail('TypeError', `createAttnScope: simd (${String(simd)}) must be 'auto', true or false`);
   }
-  const { module, simd: useSimd } = await loadModule(simd);
-  return new AttnScope(module, useSimd);
+  if (threads !== 'auto' && !(Number.isInteger(threads) && threads >= 1 && threads <= MAX_THREADS)) {
+    const shown = typeof threads === 'string' ? `'${threads}'` : String(threads);
+    fail(typeof threads === 'number' ? 'RangeError' : 'TypeError',
+      `createAttnScope: threads (${shown}) must be 'auto' or an integer from 1 to ${MAX_THREADS}`);
+  }
+  if (relaxedSimd !== 'auto' && relaxedSimd !== true && relaxedSimd !== false) {
+    fail('TypeError', `createAttnScope: relaxedSimd (${String(relaxedSimd)}) must be 'auto', true or false`);
+  }
+  if (relaxedSimd === true) {
+    fail('Error', 'createAttnScope: relaxedSimd (true) is not available: this build has no fused multiply-add kernels; use \'auto\' or false');
+  }
+  const { module, simd: useSimd, threads: useThreads } = await loadModule(simd, threads);
+  return new AttnScope(module, useSimd, useThreads);
 }

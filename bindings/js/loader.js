@@ -2,7 +2,9 @@
 // STYLE 4.4), reads its bytes in Node (fs) or the browser (fetch, same origin) and hands them to the
 // one shipped glue as `wasmBinary`. Passing the bytes sidesteps the 3.1.6 glue's fetch-on-file-path bug
 // under Node 20 (TOOLCHAIN.md 3) and lets one glue serve both .wasm files (they differ only in name, 9).
-// This is the only file that imports the glue.
+// Threads (TOOLCHAIN.md 16): with threads > 1 the threaded SIMD128 module (dist/attnscope.simd.mt.*) is
+// imported instead, with a pool of threads - 1 pre-loaded workers whose Node handles are unref'd so the
+// process still exits by itself. This is the only file that imports the glues.
 import createAttnscope from '../../dist/attnscope.mjs';
 
 /*
@@ -40,22 +42,81 @@ async function readWasm(file) {
   return new Uint8Array(await response.arrayBuffer());
 }
 
+/** At most this many threads for threads: 'auto' (API.md: "up to 4 of the machine's cores"). */
+const AUTO_THREADS_MAX = 4;
+
+/** Shared memory is there: Node, or a cross-origin-isolated page or worker (COOP + COEP). */
+export function threadsSupported() {
+  if (typeof SharedArrayBuffer !== 'function' || typeof Atomics !== 'object') return false;
+  return isNode || globalThis.crossOriginIsolated === true;
+}
+
+async function coreCount() {
+  if (isNode) {
+    const os = await import('node:os');
+    return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
+  }
+  return globalThis.navigator?.hardwareConcurrency ?? 1;
+}
+
+/**
+ * The thread count to load: 'auto' -> min(4, cores) where threads work (and SIMD128 runs: the threaded
+ * module is SIMD128 only), else 1; an integer is checked against the same conditions.
+ */
+async function chooseThreads(threads, useSimd) {
+  if (threads === 'auto') {
+    return useSimd && threadsSupported() ? Math.max(1, Math.min(AUTO_THREADS_MAX, await coreCount())) : 1;
+  }
+  if (threads > 1 && !threadsSupported()) {
+    throw new Error(`createAttnScope: threads (${threads}) needs SharedArrayBuffer: Node or a cross-origin-isolated page (COOP same-origin + COEP require-corp); use threads: 'auto' or 1`);
+  }
+  if (threads > 1 && !useSimd) {
+    throw new Error(`createAttnScope: threads (${threads}) needs the SIMD128 build (the threaded module is SIMD128 only); use threads: 1 with simd: false`);
+  }
+  return threads;
+}
+
+const QUIET = {
+  // The module never prints in normal use; route stray output away from the user's console.
+  print: () => {},
+  printErr: () => {},
+};
+
+async function loadThreaded(threads) {
+  // A computed specifier: bundlers (scripts/build-single.mjs's esbuild) leave the threaded glue out of the
+  // single-file page, which is never cross-origin isolated.
+  const glueUrl = new URL('../../dist/attnscope.simd.mt.mjs', import.meta.url);
+  const { default: createThreaded } = await import(glueUrl.href);
+  const workerUrl = new URL('../../dist/attnscope.simd.mt.worker.cjs', import.meta.url);
+  const module = await createThreaded({
+    wasmBinary: await readWasm('attnscope.simd.mt.wasm'),
+    attnscopeWorkers: threads - 1,
+    // The glue asks for '<name>.worker.js'; it ships as .cjs (a .js would be read as ESM in Node).
+    locateFile: (file, dir) => {
+      if (!file.endsWith('.worker.js')) return dir + file;
+      return isNode ? decodeURIComponent(workerUrl.pathname) : workerUrl.href;
+    },
+    ...QUIET,
+  });
+  const inUse = module.setThreads(threads);
+  module.unrefThreads();
+  return { module, threads: inUse };
+}
+
 /**
  * Instantiates the module. `simd`: 'auto' (detect), true (require SIMD128, error if the engine lacks
- * it) or false (scalar build). Resolves to { module, simd }.
+ * it) or false (scalar build); `threads`: 'auto' or a positive integer (validated by the caller).
+ * Resolves to { module, simd, threads }.
  */
-export async function loadModule(simd = 'auto') {
+export async function loadModule(simd = 'auto', threads = 'auto') {
   const supported = simdSupported();
   if (simd === true && !supported) {
     throw new Error('createAttnScope: simd (true) requires WebAssembly SIMD128, which this engine does not support');
   }
   const useSimd = simd === 'auto' ? supported : simd;
+  const useThreads = await chooseThreads(threads, useSimd);
+  if (useThreads > 1) return { ...(await loadThreaded(useThreads)), simd: true };
   const wasmBinary = await readWasm(useSimd ? 'attnscope.simd.wasm' : 'attnscope.wasm');
-  const module = await createAttnscope({
-    wasmBinary,
-    // The module never prints in normal use; route stray output away from the user's console.
-    print: () => {},
-    printErr: () => {},
-  });
-  return { module, simd: useSimd };
+  const module = await createAttnscope({ wasmBinary, ...QUIET });
+  return { module, simd: useSimd, threads: 1 };
 }

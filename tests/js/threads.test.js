@@ -1,0 +1,167 @@
+// threads.test.js: createAttnScope({ threads }) (API.md extension, issue 16) — option checks with exact
+// messages, as.threads, results with 2 threads equal to 1 thread (MHA against a float64 reference too, a
+// bundled model, the tiny GPT-2 fixture against its PyTorch outputs), a child `node` that used threads and
+// exits by itself, and an engine error in a threaded call that leaves the module usable.
+// Threads need the SIMD128 build: with ATTNSCOPE_SIMD=false the threaded cases check the refusal instead.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createAttnScope } from 'attnscope';
+import { makeGpt2TokenizerJson } from '../fixtures/hf/make_gpt2_tokenizer_json.mjs';
+import { assertClose, root } from './helpers.js';
+
+const scalarOnly = process.env.ATTNSCOPE_SIMD === 'false';
+const one = await createAttnScope({ simd: scalarOnly ? false : 'auto', threads: 1 });
+const two = scalarOnly ? null : await createAttnScope({ threads: 2 });
+
+function rejectsExactly(promise, Kind, message) {
+  return assert.rejects(promise, (e) => {
+    assert.equal(e.constructor, Kind, `${e.constructor.name}: ${e.message}`);
+    assert.equal(e.message, message);
+    return true;
+  });
+}
+
+function randomF32(n, seed, scale = 1) {
+  // xorshift32 -> uniform(-scale, scale): reproducible without a dependency
+  let s = seed >>> 0 || 1;
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0;
+    out[i] = (s / 2 ** 32 * 2 - 1) * scale;
+  }
+  return out;
+}
+
+test('createAttnScope: threads must be auto or an integer from 1 to 16; relaxedSimd checked', async () => {
+  await rejectsExactly(createAttnScope({ threads: 0 }), RangeError, "createAttnScope: threads (0) must be 'auto' or an integer from 1 to 16");
+  await rejectsExactly(createAttnScope({ threads: 1.5 }), RangeError, "createAttnScope: threads (1.5) must be 'auto' or an integer from 1 to 16");
+  await rejectsExactly(createAttnScope({ threads: 17 }), RangeError, "createAttnScope: threads (17) must be 'auto' or an integer from 1 to 16");
+  await rejectsExactly(createAttnScope({ threads: 'two' }), TypeError, "createAttnScope: threads ('two') must be 'auto' or an integer from 1 to 16");
+  await rejectsExactly(createAttnScope({ relaxedSimd: 'yes' }), TypeError, "createAttnScope: relaxedSimd (yes) must be 'auto', true or false");
+  await rejectsExactly(createAttnScope({ simd: false, threads: 2 }), Error,
+    'createAttnScope: threads (2) needs the SIMD128 build (the threaded module is SIMD128 only); use threads: 1 with simd: false');
+  assert.equal(one.threads, 1);
+  assert.equal(one.relaxedSimd, false);
+  if (two) {
+    assert.equal(two.threads, 2);
+    assert.equal(two.simd, true);
+  }
+});
+
+// float64 multi-head attention (weights [in, out], no biases), as the API defines it
+function mhaReference(x, n, d, h, w) {
+  const proj = (m) => {
+    const y = new Float64Array(n * d);
+    for (let i = 0; i < n; i++) for (let k = 0; k < d; k++) { const xv = x[i * d + k]; for (let j = 0; j < d; j++) y[i * d + j] += xv * m[k * d + j]; }
+    return y;
+  };
+  const q = proj(w.wq), k = proj(w.wk), v = proj(w.wv);
+  const hd = d / h, concat = new Float64Array(n * d), s = new Float64Array(n);
+  for (let hh = 0; hh < h; hh++) {
+    for (let i = 0; i < n; i++) {
+      let max = -Infinity;
+      for (let j = 0; j < n; j++) {
+        let acc = 0;
+        for (let c = 0; c < hd; c++) acc += q[i * d + hh * hd + c] * k[j * d + hh * hd + c];
+        s[j] = acc / Math.sqrt(hd);
+        max = Math.max(max, s[j]);
+      }
+      let sum = 0;
+      for (let j = 0; j < n; j++) { s[j] = Math.exp(s[j] - max); sum += s[j]; }
+      for (let j = 0; j < n; j++) for (let c = 0; c < hd; c++) concat[i * d + hh * hd + c] += (s[j] / sum) * v[j * d + hh * hd + c];
+    }
+  }
+  const out = new Float64Array(n * d);
+  for (let i = 0; i < n; i++) for (let k2 = 0; k2 < d; k2++) for (let j = 0; j < d; j++) out[i * d + j] += concat[i * d + k2] * w.wo[k2 * d + j];
+  return out;
+}
+
+test('multiHeadAttention: 2 threads equal 1 thread and the float64 reference (n 128, d 256, 8 heads)', { skip: scalarOnly && 'threads need SIMD128' }, () => {
+  const n = 128, d = 256, h = 8;
+  const query = randomF32(n * d, 1);
+  const w = { wq: randomF32(d * d, 2, 0.1), wk: randomF32(d * d, 3, 0.1), wv: randomF32(d * d, 4, 0.1), wo: randomF32(d * d, 5, 0.1) };
+  const args = { query, nq: n, dModel: d, numHeads: h, ...w };
+  const r1 = one.multiHeadAttention(args);
+  const r2 = two.multiHeadAttention(args);
+  assertClose(r2.output, r1.output, { atol: 1e-6, rtol: 1e-6, what: 'output, 2 threads vs 1' });
+  assertClose(r2.weights, r1.weights, { atol: 1e-7, rtol: 1e-6, what: 'weights, 2 threads vs 1' });
+  assertClose(r2.output, mhaReference(query, n, d, h, w), { atol: 1e-4, rtol: 1e-3, what: 'output vs float64' });
+  // without weights (one scratch buffer per thread)
+  const r3 = two.multiHeadAttention({ ...args, needWeights: false, causal: true });
+  const r4 = one.multiHeadAttention({ ...args, needWeights: false, causal: true });
+  assertClose(r3.output, r4.output, { atol: 1e-6, rtol: 1e-6, what: 'causal output without weights' });
+});
+
+test('model.run: the english bundled model with 2 threads equals 1 thread', { skip: scalarOnly && 'threads need SIMD128' }, async () => {
+  const m1 = await one.loadBundled('english');
+  const m2 = await two.loadBundled('english');
+  try {
+    const text = 'the quick brown fox jumps over the lazy dog, and then it runs away into the forest of pines.';
+    const r1 = m1.run(text, { trace: 'weights' });
+    const r2 = m2.run(text, { trace: 'weights' });
+    assert.deepEqual(Array.from(r2.ids), Array.from(r1.ids));
+    for (let i = 0; i < r1.layers.length; i++) {
+      assertClose(r2.layers[i].attention.weights, r1.layers[i].attention.weights, { atol: 1e-6, rtol: 1e-5, what: `layer ${i} weights` });
+      assertClose(r2.layers[i].output, r1.layers[i].output, { atol: 1e-5, rtol: 1e-5, what: `layer ${i} output` });
+    }
+  } finally {
+    m1.delete();
+    m2.delete();
+  }
+});
+
+test('loadPretrained: the GPT-2 fixture with 2 threads matches PyTorch and 1 thread', { skip: scalarOnly && 'threads need SIMD128' }, async () => {
+  const dir = new URL('../fixtures/hf/gpt2-lmhead-f32/', import.meta.url);
+  const want = JSON.parse(readFileSync(new URL('expected.json', dir), 'utf8'));
+  const load = (as) => as.loadPretrained({
+    config: readFileSync(new URL('config.json', dir), 'utf8'),
+    weights: readFileSync(new URL('model.safetensors', dir)),
+    tokenizer: makeGpt2TokenizerJson({ merges: 'strings' }),
+  });
+  const m1 = await load(one);
+  const m2 = await load(two);
+  try {
+    for (const t of want.texts) {
+      const r1 = m1.run(t.text);
+      const r2 = m2.run(t.text);
+      assert.deepEqual(Array.from(r2.ids), t.ids);
+      for (let i = 0; i < r2.layers.length; i++) {
+        assertClose(r2.layers[i].attention.weights, t.attentions[i], { ...want.tolerance.attentions, what: `attentions[${i}] vs PyTorch` });
+        assertClose(r2.layers[i].attention.weights, r1.layers[i].attention.weights, { atol: 1e-6, rtol: 1e-5, what: `attentions[${i}] vs 1 thread` });
+      }
+      assertClose(r2.output, t.last_hidden_state, { ...want.tolerance.hidden_states, what: 'last_hidden_state vs PyTorch' });
+      assertClose(r2.output, r1.output, { atol: 1e-5, rtol: 1e-5, what: 'last_hidden_state vs 1 thread' });
+    }
+  } finally {
+    m1.delete();
+    m2.delete();
+  }
+});
+
+test('threads: a node process that used 2 threads exits by itself', { skip: scalarOnly && 'threads need SIMD128' }, () => {
+  const script = `
+    import { createAttnScope } from 'attnscope';
+    const as = await createAttnScope({ threads: 2 });
+    const n = 128, d = 256, x = new Float32Array(n * d).fill(0.01), w = new Float32Array(d * d).fill(0.01);
+    const r = as.multiHeadAttention({ query: x, nq: n, dModel: d, numHeads: 8, wq: w, wk: w, wv: w, wo: w });
+    console.log(as.threads, r.output.length);`;
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: root, timeout: 60_000, encoding: 'utf8' });
+  assert.equal(child.signal, null, `killed by ${child.signal} (still running after 60 s): ${child.stderr}`);
+  assert.equal(child.status, 0, child.stderr);
+  assert.equal(child.stdout.trim(), `2 ${128 * 256}`);
+});
+
+test('threads: an engine error in a threaded call leaves the module usable', { skip: scalarOnly && 'threads need SIMD128' }, () => {
+  const n = 64, d = 128;
+  const w = randomF32(d * d, 7, 0.1);
+  const args = { query: randomF32(n * d, 8), nq: n, dModel: d, numHeads: 4, wq: w, wk: w, wv: w, wo: w };
+  const before = two.multiHeadAttention(args);
+  // finite inputs whose scores overflow float32: the core reports it after the threaded head loop
+  assert.throws(() => two.multiHeadAttention({ ...args, query: new Float32Array(n * d).fill(1e30) }),
+    { name: 'RangeError', message: 'multiHeadAttention: scores is not finite: an intermediate value overflowed float32 (inputs too large)' });
+  const after = two.multiHeadAttention(args);
+  assertClose(after.output, before.output, { atol: 0, rtol: 0, what: 'output after the error' });
+  assertClose(after.output, one.multiHeadAttention(args).output, { atol: 1e-6, rtol: 1e-6, what: 'vs 1 thread' });
+});
