@@ -429,10 +429,25 @@ function renderAll(done) {
   const H = trace.layers[Math.min(s.layer, trace.layers.length - 1)].attention.weights.length / (n * n);
   const heads = selectedHeads(s, H);
   const stages = [() => {
-    if (!ex) {
+    // the token chips, positional and embedding maps are redrawn for a new trace, width or language; a click
+    // on a token only moves their selection (class 'selected', heatmap.selectRow)
+    const key1 = [traceSerial, width['positional-view'], width.embeddings, document.documentElement.lang].join('|');
+    const same = drawnKeys.get('inputs') === key1;
+    drawnKeys.set('inputs', key1);
+    if (same && !ex) {
+      for (const el of selectable.tokens?.querySelectorAll('.chip[data-i], .span[data-i]') ?? []) el.classList.toggle('selected', Number(el.dataset.i) === s.token);
+      for (const c of document.querySelectorAll('#positional-view canvas[data-name="e"], #positional-view canvas[data-name="pe"], #positional-view canvas[data-name="input"], #embeddings canvas[data-name="embeddings"]')) c.closest('.hm')?.selectRow?.(s.token);
+      if (traceState.model !== 'random') {
+        replace($('predictions'), predictionsView({
+          trace, canGenerate: trace.config?.architecture !== 'encoder-decoder' && !!trace.next?.tokens?.length,
+          generating: side.generating, onGenerate: generate, playing: !!side.play, onGrow: (k) => { stopPlay(); grow(k); }, onPlay: togglePlay,
+        }));
+      }
+    } else if (!ex) {
       const texts = trace.texts;
       const text = texts.target ?? texts.text;
-      const parts = [tokensView({ text, tokens: trace.tokens, ids: trace.ids, offsets: trace.offsets, selected: s.token, onSelect: select })];
+      selectable.tokens = tokensView({ text, tokens: trace.tokens, ids: trace.ids, offsets: trace.offsets, selected: s.token, onSelect: select });
+      const parts = [selectable.tokens];
       if (trace.source) {
         parts.unshift(h('p', { class: 'sub', text: t('input.sourceTokens') }),
           tokensView({ text: texts.source, tokens: trace.source.tokens, ids: trace.source.ids, offsets: trace.source.offsets }),
@@ -453,7 +468,7 @@ function renderAll(done) {
     } else {
       replace($('example-results'), exampleResults({ trace }));
     }
-    replace($('embeddings'), embeddingsView({ trace, width: width.embeddings, selected: s.token, onSelect: select }));
+    if (!same || ex) replace($('embeddings'), embeddingsView({ trace, width: width.embeddings, selected: s.token, onSelect: select }));
   }, () => {
     // redrawn when what it shows changes; a click on a token only moves the selected row (heatmap.selectRow)
     const key = [traceSerial, view.words, width['attention-view'], s.layer, heads.join(','), s.agg, s.thr, s.topk, document.documentElement.lang].join('|');
@@ -603,6 +618,7 @@ function drawOnce(id, key, build) {
   replace($(id), build());
 }
 let traceSerial = 0; // one number per trace received, for drawOnce keys
+const selectable = { tokens: null }; // the drawn token chips of the current trace (their selection moves)
 
 /**
  * The model view: every layer × head, with per-head entropy and mean distance (web/aggregates.js);

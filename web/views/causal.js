@@ -42,9 +42,9 @@ export function causalView(o) {
   for (let q = 0; q < map.length; q++) if (map[q] > hi) hi = map[q];
   const hm = heatmap({
     values: map, rows: n, cols: n, map: colors.weights, kind: 'weights', domain: [0, hi > 0 ? hi : 1],
-    rowLabels: trace.tokens, colLabels: trace.tokens, rowName: 'query', colName: 'key',
+    rowLabels: trace.tokens, colLabels: trace.tokens, rowName: t('axis.query'), colName: t('axis.key'),
     title: t('causal.mapTitle', { layer: layer + 1, who }),
-    width: Math.min(width, 560), cellMax: 30, legendLabel: 'weight',
+    width: Math.min(width, 560), cellMax: 30, legendLabel: t('heatmap.weight'),
     blockedCell: (r, c) => c > r,
     dataset: { kind: 'causal', layer, heads: sel.join(',') },
     selectedRow: i, onCell: (r) => o.onSelect(r),
@@ -55,7 +55,7 @@ export function causalView(o) {
   for (let j = 0; j <= i; j++) keys.push(j);
   keys.sort((a, b) => (map[i * n + b] - map[i * n + a]) || (a - b));
   const shown = keys.slice(0, ROW_BARS);
-  const list = h('ol', { class: 'topk causal-row', dataset: { name: 'causal-row', token: i } });
+  const list = h('ol', { class: 'topk causal-row', dataset: { name: 'causal-row', token: i }, 'data-no-i18n': '' }); // tokens and numbers
   for (const j of shown) {
     const w = map[i * n + j];
     const bar = h('span', { class: 'topk-bar' });
