@@ -851,6 +851,7 @@ function wire() {
       const v = Number($(id).value);
       if ($(id).value.trim() === '' || !Number.isFinite(v)) return;
       if (id !== 'base' && !Number.isInteger(v)) return;
+      if (v < Number($(id).min) || ($(id).max && v > Number($(id).max))) return; // the box's range, as a link's (state.js)
       change(id, v, 250);
     });
   }
