@@ -57,6 +57,7 @@ function schedule(delay = 120) {
 }
 
 function request() {
+  timer = 0; // due: a run is no longer only scheduled
   if (inflight) {
     pending = true;
     return;
@@ -96,7 +97,7 @@ worker.addEventListener('message', (e) => {
       familyRequest('regression');
     }
     document.documentElement.dataset.runs = String(runs);
-    if (!inflight && !pending) delete document.documentElement.dataset.busy;
+    if (!inflight && !pending && !timer) delete document.documentElement.dataset.busy; // not while a newer input waits its turn
     showStatus();
   };
   if (msg.ok) {
