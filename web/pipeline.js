@@ -214,6 +214,8 @@ export class Pipeline {
     if (c.positional === 'sinusoidal') options.positionalTable = s.pePositions;
     const trace = model.run(texts.text ?? { source: texts.source, target: texts.target }, options);
     if (trace.n > MAX_TOKENS) throw new RangeError(`the input has ${trace.n} tokens; the page shows at most ${MAX_TOKENS}`);
+    // an encoder–decoder's source is drawn too (encoder grid, cross-attention columns)
+    if (trace.source?.n > MAX_TOKENS) throw new RangeError(`the source has ${trace.source.n} tokens; the page shows at most ${MAX_TOKENS}`);
     trace.eps = c.eps;
     trace.normFirst = c.normFirst;
     trace.config = { ...c };
