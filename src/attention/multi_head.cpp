@@ -3,6 +3,7 @@
 #include "attention/multi_head.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 
@@ -51,7 +52,7 @@ MhaOutput attend_projected(std::span<const float> q, std::span<const float> k, s
                              n_scores);
   if (a.keep_trace) out.scores.resize(static_cast<std::size_t>(num_heads) * n_scores);
   std::vector<float> concat(static_cast<std::size_t>(nq) * static_cast<std::size_t>(d_model));
-  std::vector<char> overflowed(static_cast<std::size_t>(num_heads), 0);
+  std::atomic<bool> overflowed{false};  // set by any head (no allocation: see core::LoopBody)
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
 
   const auto attend_head = [&](int h, int chunk) {
@@ -64,7 +65,7 @@ MhaOutput attend_projected(std::span<const float> q, std::span<const float> k, s
     const core::MatView att_h{weights_h, nq, nk, nk};
     // 2. scores = Q_h K_hᵀ (GEMM nt form), 3. times 1/sqrt(head_dim) (the GEMM's alpha)
     ops::matmul_nt(q_h, k_h, att_h, scale);
-    if (!ops::all_finite(std::span<const float>(weights_h, n_scores))) overflowed[static_cast<std::size_t>(h)] = 1;
+    if (!ops::all_finite(std::span<const float>(weights_h, n_scores))) overflowed.store(true, std::memory_order_relaxed);
     // 4. mask: blocked entries become -inf
     ops::apply_attention_mask(att_h, a.mask, a.causal);
     if (a.keep_trace) std::copy(weights_h, weights_h + n_scores, out.scores.data() + h * n_scores);
@@ -80,7 +81,7 @@ MhaOutput attend_projected(std::span<const float> q, std::span<const float> k, s
   } else {
     for (int h = 0; h < num_heads; ++h) attend_head(h, 0);
   }
-  out.overflowed = std::find(overflowed.begin(), overflowed.end(), 1) != overflowed.end();
+  out.overflowed = overflowed.load(std::memory_order_relaxed);
 
   // 9. output = concat · W_O + b_O [nq, d_model]
   out.output = ops::linear(concat, nq, d_model, a.w.wo, d_model, a.w.bo);

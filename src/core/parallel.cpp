@@ -38,8 +38,7 @@ int thread_count() { return g_threads.load(std::memory_order_relaxed); }
 
 int set_thread_count(int) { return 1; }
 
-void parallel_for(std::int64_t count, std::int64_t, double,
-                  const std::function<void(std::int64_t, std::int64_t, int)>& body) {
+void parallel_for(std::int64_t count, std::int64_t, double, LoopBody body) {
   if (count > 0) body(0, count, 0);
 }
 
@@ -48,7 +47,7 @@ void parallel_for(std::int64_t count, std::int64_t, double,
 namespace {
 
 struct Job {
-  const std::function<void(std::int64_t, std::int64_t, int)>* body;
+  const LoopBody* body;
   std::int64_t count;
   int chunks;
   std::atomic<int> next{0};   // next piece to take
@@ -145,8 +144,7 @@ int set_thread_count(int n) {
   return n;
 }
 
-void parallel_for(std::int64_t count, std::int64_t grain, double flops,
-                  const std::function<void(std::int64_t, std::int64_t, int)>& body) {
+void parallel_for(std::int64_t count, std::int64_t grain, double flops, LoopBody body) {
   if (count <= 0) return;
   const int chunks = parallel_chunks(count, grain, flops);
   std::unique_lock<std::mutex> call(g_call_mutex, std::defer_lock);

@@ -6,7 +6,7 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
+#include <type_traits>
 
 namespace attnscope::core {
 
@@ -22,14 +22,29 @@ inline constexpr int kMaxThreads = 16;
 // costs 17-90 µs in Node and ~20 µs in Chromium (TOOLCHAIN.md 16); 8 MFLOP is ~0.2 ms at 40 GFLOP/s.
 inline constexpr double kMinParallelFlops = 8.0e6;
 
+// A non-owning reference to a loop body `void(std::int64_t begin, std::int64_t end, int chunk)`: unlike
+// std::function it never allocates (a heap block per GEMM call fragmented the wasm heap), and the
+// referenced callable outlives the call it is passed to.
+class LoopBody {
+ public:
+  template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, LoopBody>>>
+  LoopBody(F&& f)  // NOLINT(google-explicit-constructor): lambdas convert at the call site
+      : object_(const_cast<void*>(static_cast<const void*>(&f))),
+        call_([](void* o, std::int64_t b, std::int64_t e, int c) { (*static_cast<std::remove_reference_t<F>*>(o))(b, e, c); }) {}
+  void operator()(std::int64_t begin, std::int64_t end, int chunk) const { call_(object_, begin, end, chunk); }
+
+ private:
+  void* object_;
+  void (*call_)(void*, std::int64_t, std::int64_t, int);
+};
+
 // Calls body(begin, end, chunk) over contiguous pieces covering [0, count), at most thread_count()
 // pieces, each at least `grain` items long; chunk is the piece's index in [0, chunks) (a slot for
 // per-piece scratch, see max_chunks). Runs everything on the calling thread when `flops` (the whole
 // loop's estimated work) is under kMinParallelFlops, when count < 2·grain, or when called from
 // inside another parallel_for (nested loops run inline). Returns after every piece has finished.
 // The pieces write disjoint outputs; a body must not fail (core code reports errors after the loop).
-void parallel_for(std::int64_t count, std::int64_t grain, double flops,
-                  const std::function<void(std::int64_t begin, std::int64_t end, int chunk)>& body);
+void parallel_for(std::int64_t count, std::int64_t grain, double flops, LoopBody body);
 
 // How many pieces parallel_for(count, grain, flops, …) would use: size per-chunk scratch with it.
 int parallel_chunks(std::int64_t count, std::int64_t grain, double flops);
