@@ -115,11 +115,11 @@ function gemmData(m, n, k) {
 
 // ---- contestants (each: name, kind, make(workload) → async () => Float32Array, or null if n/a)
 
-async function loadAttnScope(simd) {
+async function loadAttnScope(simd, threads = 1) {
   // dist/ is rebuilt at times: retry a failed load (a .wasm caught mid-write) a few times.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await createAttnScope({ simd });
+      return await createAttnScope({ simd, threads });
     } catch (e) {
       if (attempt >= 3) throw e;
       await sleep(2000);
@@ -479,9 +479,12 @@ async function main() {
 
   let asSimd;
   let asScalar;
+  let asThreads;
   try {
-    asSimd = await loadAttnScope(true);
-    asScalar = await loadAttnScope(false);
+    // "attnscope SIMD" is one thread (the ratios' base); "attnscope SIMD 2t" the threaded build (issue 16).
+    asSimd = await loadAttnScope(true, 1);
+    asScalar = await loadAttnScope(false, 1);
+    asThreads = await loadAttnScope(true, 2);
   } catch (e) {
     // The glue is imported once per process, so a dist/ caught mid-rebuild cannot be fixed in here:
     // exit 75 (EX_TEMPFAIL) and let scripts/bench.sh start a fresh process.
@@ -490,7 +493,8 @@ async function main() {
   }
   versions.attnscope = asSimd.version;
   contestants.push(attnscopeContestant(asSimd, 'attnscope SIMD'), preparedContestant(asSimd, 'attnscope SIMD prepared'),
-    attnscopeContestant(asScalar, 'attnscope scalar'));
+    attnscopeContestant(asScalar, 'attnscope scalar'), attnscopeContestant(asThreads, 'attnscope SIMD 2t'),
+    preparedContestant(asThreads, 'attnscope SIMD 2t prepared'));
   contestants.push(plainContestant);
   for (const threads of [1, 2]) {
     try {
@@ -572,7 +576,7 @@ async function main() {
   L.push('');
   L.push(...table('Multi-head self-attention forward (FLOPs = 8·n·d² + 4·n²·d)', mhaRows,
     { refName: 'attnscope SIMD', refLabel: 't ÷ t(attnscope SIMD)', gflop: true }), '');
-  const mhaNames = ['attnscope SIMD prepared', 'attnscope scalar', 'plain JS', 'ORT graph 1t', 'ORT graph 2t', 'ORT Attention op 1t', 'ORT Attention op 2t', 'tfjs-wasm'];
+  const mhaNames = ['attnscope SIMD prepared', 'attnscope SIMD 2t', 'attnscope SIMD 2t prepared', 'attnscope scalar', 'plain JS', 'ORT graph 1t', 'ORT graph 2t', 'ORT Attention op 1t', 'ORT Attention op 2t', 'tfjs-wasm'];
   L.push(...ratioTable('Ratios: each contestant\'s time ÷ attnscope SIMD\'s time (> 1: attnscope SIMD is faster)', mhaRows,
     mhaNames, 'attnscope SIMD', {
       label: 'plain JS ÷ attnscope scalar',
