@@ -11,7 +11,7 @@
 // The language: an explicit choice (setLanguage, e.g. from the URL's `lang=`) wins, else the first of the
 // browser's languages we have (navigator.languages: zh, zh-CN, zh-Hans… → zh-CN; en-* → en), else English.
 // A key missing in the current language falls back to English, then to the key itself (so a missing string
-// is visible, never blank). Values are plain text: callers write them with textContent, never innerHTML.
+// is visible, never blank). Values are plain text: callers write them with textContent only.
 
 export const LANGUAGES = Object.freeze(['en', 'zh-CN']);
 export const LANGUAGE_NAMES = Object.freeze({ en: 'English', 'zh-CN': '简体中文' });

@@ -23,7 +23,8 @@ test('page: loads with SIMD, no console errors and no off-origin requests', asyn
   assert.match(csp, /connect-src 'self'/);
   assert.equal(await page.locator('script:not([src])').count(), 0, 'no inline scripts');
   assert.equal(await page.locator('[onclick],[onload],[onerror],[oninput],[onchange]').count(), 0, 'no inline handlers');
-  assert.ok(rec.requests.some((u) => u.endsWith('/dist/attnscope.simd.wasm')), 'the SIMD .wasm is loaded');
+  // the page is cross-origin isolated (serve.mjs sends COOP/COEP), so the threaded SIMD build may be the one loaded
+  assert.ok(rec.requests.some((u) => /\/dist\/attnscope\.simd(\.mt)?\.wasm$/.test(u)), 'the SIMD .wasm is loaded');
   assert.ok(rec.requests.some((u) => u.endsWith('/web/favicon.svg')), 'the favicon is served');
   assert.ok(!rec.requests.some((u) => u.includes('/assets/gpt2/')), 'the BPE files are not loaded until BPE is chosen');
   assert.equal(await errorText(page), null);

@@ -88,7 +88,7 @@ for (const [fn, call, Kind, message] of CASES) {
 
 test('createAttnScope: rejects unknown options and bad simd values', async () => {
   const { createAttnScope } = await import('attnscope');
-  await assert.rejects(createAttnScope({ threads: 2 }), { name: 'TypeError', message: "createAttnScope: unknown option 'threads'" });
+  await assert.rejects(createAttnScope({ colour: 1 }), { name: 'TypeError', message: "createAttnScope: unknown option 'colour'" });
   await assert.rejects(createAttnScope({ simd: 'yes' }), { name: 'TypeError', message: "createAttnScope: simd (yes) must be 'auto', true or false" });
 });
 
