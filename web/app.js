@@ -479,7 +479,9 @@ function renderAll(done) {
       replace($('attention-view'), attentionView({
         trace: shown, layer: s.layer, heads, token: shownToken(shown), width: width['attention-view'],
         onLayer: showLayer,
-        onHeads: (next) => { state.heads = headsString(next, H); saveHash(); renderSteps(); },
+        // the step-by-step and causal views follow in the next frame: reading their width right after the
+        // maps were replaced forced a layout inside the same task
+        onHeads: (next) => { state.heads = headsString(next, H); saveHash(); requestAnimationFrame(() => { renderSteps(); renderCausal(); }); },
         onSelect: (i) => selectShown(shown, i),
       }));
     }

@@ -68,21 +68,21 @@ export function heatmap(o) {
   canvas.style.height = `${ch}px`;
   const ctx = canvas.getContext('2d');
   const img = ctx.createImageData(cols, rows);
-  const px = img.data;
+  const px = new Uint32Array(img.data.buffer); // one RGBA word per cell (12 maps of 512 × 512 per head toggle)
+  const lut = packedLut(map.rgb);
+  const grey = packedLut(MASKED)[0];
   const scale = hi > lo ? 255 / (hi - lo) : 0;
   // blocked cells (masked scores, or blockedCell(i, j) such as a causal mask's j > i) are drawn grey,
   // unlike computed weights near 0 (the colour map's dark end)
   const blocked = o.blockedBy ? (k) => o.blockedBy[k] === -Infinity
     : o.blockedCell ? (k) => o.blockedCell(Math.floor(k / cols), k % cols) : () => false;
+  const anyBlocked = Boolean(o.blockedBy || o.blockedCell);
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
-    let r, g, b;
-    if (Number.isFinite(v) && !blocked(i)) {
+    if (Number.isFinite(v) && !(anyBlocked && blocked(i))) {
       const t = Math.round((v - lo) * scale);
-      const k = (t < 0 ? 0 : t > 255 ? 255 : t) * 3;
-      r = map.rgb[k]; g = map.rgb[k + 1]; b = map.rgb[k + 2];
-    } else [r, g, b] = MASKED;
-    px[i * 4] = r; px[i * 4 + 1] = g; px[i * 4 + 2] = b; px[i * 4 + 3] = 255;
+      px[i] = lut[t < 0 ? 0 : t > 255 ? 255 : t];
+    } else px[i] = grey;
   }
   ctx.putImageData(img, 0, 0);
   if (rows * cols <= 1024) canvas.dataset.values = JSON.stringify(Array.from(values, (v) => (Number.isFinite(v) ? v : null)));
@@ -270,6 +270,23 @@ function valueTable(o, values, rows, cols, blocked) {
   }
   tbl.append(tb);
   return h('div', { class: 'sr-only' }, tbl); // a div: a table ignores the 1-px box
+}
+
+/**
+ * A colour table (rgb: 3 bytes per entry, 256 entries for a colour map, 1 for a single colour) as RGBA words
+ * in the platform's byte order, for a Uint32Array over ImageData; made once per table.
+ */
+const packedLuts = new WeakMap();
+export function packedLut(rgb) {
+  let lut = packedLuts.get(rgb);
+  if (!lut) {
+    const count = Math.floor(rgb.length / 3);
+    lut = new Uint32Array(count);
+    const bytes = new Uint8Array(lut.buffer);
+    for (let i = 0; i < count; i++) bytes.set([rgb[i * 3], rgb[i * 3 + 1], rgb[i * 3 + 2], 255], i * 4);
+    packedLuts.set(rgb, lut);
+  }
+  return lut;
 }
 
 /** A colour bar with its domain's ends and middle. */

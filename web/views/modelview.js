@@ -7,7 +7,7 @@
 // trace; the views lay them out. Data in, element out.
 import { h, fmt } from '../dom.js';
 import * as colors from '../colors.js';
-import { heatmap } from './heatmap.js';
+import { heatmap, packedLut } from './heatmap.js';
 import { t } from '../i18n.js';
 
 const MAX_TILE = 128; // pixels a side of one thumbnail at most (drawn at ≤ 96 CSS px)
@@ -184,19 +184,6 @@ function grid(sec, o, named) {
   return h('figure', { class: 'mv-fig' },
     h('figcaption', { class: 'hm-title', text: named ? t('model.gridCaptionNamed', { title: sec.title }) : t('model.gridCaption') }),
     h('div', { class: 'scroll-x' }, h('div', { class: 'mv-grid' }, h('div'), colLabels, rowLabels, plot)));
-}
-
-/** A 256-entry colour table as RGBA words in the platform's byte order (for a Uint32Array over ImageData). */
-const packedLuts = new WeakMap();
-function packedLut(rgb) {
-  let lut = packedLuts.get(rgb);
-  if (!lut) {
-    lut = new Uint32Array(256);
-    const bytes = new Uint8Array(lut.buffer);
-    for (let i = 0; i < 256; i++) bytes.set([rgb[i * 3], rgb[i * 3 + 1], rgb[i * 3 + 2], 255], i * 4);
-    packedLuts.set(rgb, lut);
-  }
-  return lut;
 }
 
 function metricTable(sec, name, title, values, digits, o) {
