@@ -96,7 +96,7 @@ val top_out(const model::TopK& t) {
   return o;
 }
 
-val trace_out(const model::RunTrace& r) {
+val trace_out(const model::RunTrace& r, bool log_probs) {
   val o = val::object();
   o.set("dModel", val(r.d_model));
   o.set("numHeads", val(r.num_heads));
@@ -113,6 +113,7 @@ val trace_out(const model::RunTrace& r) {
     }
     o.set("masks", masks);
   }
+  if (log_probs) o.set("logProbs", f32_out(r.log_probs));  // only when asked for (a one-token text: empty)
   if (r.has_source) o.set("source", side_out(val::object(), r.source));
   if (r.positional_rows > 0) {
     o.set("positionalTable", f32_out(r.positional_table));
@@ -225,7 +226,7 @@ val ModelHandle::config() const {
 }
 
 // input: { text } or { source, target }; options: { trace, full, fullSource, positionalTable, padTo,
-// padMultiple, topK } as checked by model.js (JS types only).
+// padMultiple, topK, logProbs } as checked by model.js (JS types only).
 val ModelHandle::run(val input, val options) const {
   model::RunOptions o;
   if (given(options["trace"])) {
@@ -239,10 +240,11 @@ val ModelHandle::run(val input, val options) const {
   o.pad_to = int_in(options["padTo"], 0);
   o.pad_multiple = int_in(options["padMultiple"], 0);
   if (given(options["topK"])) o.top_k = options["topK"].as<int>();
+  o.log_probs = given(options["logProbs"]) && options["logProbs"].as<bool>();
   auto r = given(input["text"]) ? model_->run(input["text"].as<std::string>(), o)
                                 : model_->run(input["source"].as<std::string>(), input["target"].as<std::string>(), o);
   if (!r.ok()) return error(r.status());
-  return trace_out(r.value());
+  return trace_out(r.value(), o.log_probs);
 }
 
 val ModelHandle::generate(std::string input, int max_new_tokens) const {

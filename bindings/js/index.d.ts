@@ -181,6 +181,8 @@ export interface ModelRun extends SideTrace {
   source?: SideTrace;
   /** run option positionalTable: the first rows of the positional table [positionalRows, dModel] */
   positionalTable?: Float32Array; positionalRows?: number;
+  /** run option logProbs: [n − 1] ln p(token i+1 | tokens 0..i); −mean is Hugging Face's labels=input_ids loss */
+  logProbs?: Float32Array;
 }
 
 export interface RunOptions {
@@ -194,6 +196,8 @@ export interface RunOptions {
   padTo?: number; padMultiple?: number;
   /** size of next / masks (default: the model's topK) */
   topK?: number;
+  /** also return logProbs (models with a next-token head) */
+  logProbs?: boolean;
 }
 
 export interface Generation { text: string; ids: Int32Array; tokens: string[]; stoppedAtEnd: boolean }

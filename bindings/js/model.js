@@ -140,6 +140,7 @@ const RUN_OPTIONS = {
   padTo: whole(),
   padMultiple: whole(0),
   topK: whole(0),
+  logProbs: bool(),
 };
 const GENERATE_OPTIONS = { maxNewTokens: whole(0) };
 
@@ -170,6 +171,8 @@ export class Model {
    * `options.padTo` / `options.padMultiple`: pad with '<pad>' tokens (id -1) to this many positions / to the next
    * multiple (at least one pad), blocked as keys (key-padding mask): real rows equal the unpadded run's.
    * `options.topK`: size of `next` (default: the model's topK).
+   * `options.logProbs`: also return `logProbs` [n − 1], ln p(token i+1 | tokens 0..i) under the next-token head
+   * (−mean = Hugging Face's `labels=input_ids` loss; encoder-decoder: the target after `<s>`).
    */
   run(input, options = {}) {
     const h = this.#live('run');

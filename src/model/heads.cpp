@@ -75,6 +75,13 @@ TopK top_k(const std::vector<double>& logits, int k, const EmbedArgs& a, const R
   return out;
 }
 
+double log_prob(const std::vector<double>& logits, std::int32_t id) {
+  const double mx = *std::max_element(logits.begin(), logits.end());
+  double sum = 0.0;
+  for (double z : logits) sum += std::exp(z - mx);
+  return logits[static_cast<std::size_t>(id)] - mx - std::log(sum);
+}
+
 std::int32_t argmax(const std::vector<double>& logits) {
   std::int32_t best = 0;
   for (std::size_t i = 1; i < logits.size(); ++i) {

@@ -22,6 +22,9 @@ TopK top_k(const std::vector<double>& logits, int k, const EmbedArgs& a, const R
 // "mlm.bias", top-k.
 std::vector<MaskPrediction> mask_predictions(const EmbedArgs& a, const SideTrace& side, int k);
 
+// ln softmax(logits)[id], max-subtracted (finite for any finite logits).
+double log_prob(const std::vector<double>& logits, std::int32_t id);
+
 // The id with the largest logit (ties: the smaller id).
 std::int32_t argmax(const std::vector<double>& logits);
 

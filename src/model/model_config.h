@@ -57,6 +57,7 @@ struct RunOptions {
   int pad_to = 0;
   int pad_multiple = 0;
   std::optional<int> top_k;  // default: the model's
+  bool log_probs = false;    // JS logProbs: ln p(token i+1 | tokens 0..i) of the main side (RunTrace::log_probs)
 };
 
 // Enum spellings of the JS API, in one place. Parsing an unknown spelling is an error naming the argument and

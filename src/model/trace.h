@@ -67,6 +67,11 @@ struct TopK {
   std::vector<float> probs;  // descending; ties: smaller id first
 };
 
+// RunTrace::log_probs (run option logProbs): for i in [0, n_real - 1), ln p(ids[i+1] | tokens 0..i) under the
+// next-token head, from float64 logits with a max-subtracted log-sum-exp; −mean is Hugging Face's
+// labels = input_ids loss (GPT-2), or the per-character loss of a char LM. Encoder-decoder: the target side
+// (after <s>), the end token not included.
+
 struct MaskPrediction {
   int position = 0;  // index of the [MASK] token in tokens
   TopK top;
@@ -79,6 +84,7 @@ struct RunTrace {
   SideTrace source;  // encoder-decoder: the source through the encoder stack
   TopK next;         // next-token top-k of the last real token (models with a next-token head)
   std::vector<MaskPrediction> masks;  // BERT with an MLM head: top-k at each [MASK]
+  std::vector<float> log_probs;       // RunOptions::log_probs: [n_real - 1] (see above)
   std::vector<float> positional_table;  // RunOptions::positional_rows rows of the positional table, [rows, d_model]
   int positional_rows = 0;
 };

@@ -226,6 +226,26 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
     const std::span<const float> h(out.main.output.data() + static_cast<std::size_t>(out.main.n_real - 1) * d, d);
     out.next = top_k(lm_logits(ea, vocab, h), k, ea, vocab);
   }
+  if (o.log_probs) {
+    if (!m_.head.next_token) {
+      return core::invalid_error(kOpRun, "logProbs",
+                                 "logProbs needs a next-token head (a language model or an encoder-decoder); this "
+                                 "model has none");
+    }
+    const auto d = static_cast<std::size_t>(m_.d_model);
+    const SideTrace& s = out.main;
+    out.log_probs.reserve(static_cast<std::size_t>(std::max(s.n_real - 1, 0)));
+    for (int i = 0; i + 1 < s.n_real; ++i) {
+      const std::span<const float> h(s.output.data() + static_cast<std::size_t>(i) * d, d);
+      const std::vector<double> logits = lm_logits(ea, vocab, h);
+      const std::int32_t id = s.ids[static_cast<std::size_t>(i) + 1];
+      if (id < 0 || static_cast<std::size_t>(id) >= logits.size()) {
+        return core::invalid_error(kOpRun, "logProbs", "logProbs: token " + std::to_string(i + 1) +
+                                                          " has no row in the next-token head");
+      }
+      out.log_probs.push_back(static_cast<float>(log_prob(logits, id)));
+    }
+  }
   if (m_.head.mlm) out.masks = mask_predictions(ea, out.main, k);
   if (o.positional_rows > 0) {
     auto pe = positional_rows(ea, o.positional_rows);

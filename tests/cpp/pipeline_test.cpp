@@ -4,6 +4,7 @@
 #include <catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -556,5 +557,38 @@ TEST_CASE("pipeline: full trace residual/norm tensors follow post-norm and pre-n
         CHECK(L.attention.scale == 0.0);
       }
     }
+  }
+}
+
+TEST_CASE("pipeline: logProbs[i] is ln p(token i+1 | tokens 0..i), the same number next gives the prefix",
+          "[model][pipeline][logprobs]") {
+  for (bool norm_first : {false, true}) {
+    ModelConfig c;
+    c.architecture = Architecture::kDecoder;
+    c.norm_first = norm_first;
+    auto t = make(c);
+    // the prefix already holds every word, so both runs have the same run vocabulary (the, cat, saw)
+    attnscope::model::RunOptions o;
+    o.top_k = 3;
+    auto prefix = t->run("the cat saw the", o);
+    o.log_probs = true;
+    auto whole = t->run("the cat saw the cat", o);
+    REQUIRE(prefix.ok());
+    REQUIRE(whole.ok());
+    const auto& lp = whole.value().log_probs;
+    REQUIRE(lp.size() == 4);
+    const auto& next = prefix.value().next;
+    const auto it = std::find(next.tokens.begin(), next.tokens.end(), "cat");
+    REQUIRE(it != next.tokens.end());
+    const double p = next.probs[static_cast<std::size_t>(it - next.tokens.begin())];
+    CHECK(lp[3] == Approx(std::log(p)).margin(1e-6));
+    double total = 0.0;  // the three words' probabilities after "the cat saw the" sum to 1
+    for (float q : next.probs) total += q;
+    CHECK(total == Approx(1.0).margin(1e-6));
+    for (float v : lp) {
+      CHECK(std::isfinite(v));
+      CHECK(v <= 0.0f);
+    }
+    CHECK(prefix.value().log_probs.empty());  // not asked for
   }
 }
