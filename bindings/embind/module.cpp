@@ -10,6 +10,7 @@
 #include <emscripten/val.h>
 #include <malloc.h>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -248,6 +249,19 @@ std::string isa() { return kernels::active_kernels().isa; }
 // the Web Workers the glue pre-loaded (loader.js sizes that pool). 1 in the single-threaded modules.
 int set_threads(int n) { return core::set_thread_count(n); }
 
+// Installs the GEMM micro-kernel at table index `index` (the relaxed-SIMD leaf module's export, put in this
+// module's table by bindings/js/loader.js; 0 restores the built-in one). True when it is in use. The threaded
+// module refuses: its workers each have their own table, where the index means nothing.
+bool set_gemm_micro_kernel(std::uintptr_t index) {
+#if defined(__EMSCRIPTEN_PTHREADS__)
+  (void)index;
+  return false;
+#else
+  // A function pointer in wasm32 is its index in the table (0 is the null entry).
+  return kernels::set_gemm_ukernel_4x8(reinterpret_cast<kernels::GemmUkernel4x8Fn>(index));
+#endif
+}
+
 // Heap facts for leak tests: total wasm memory and bytes currently allocated by malloc.
 val memory_stats() {
   val out = val::object();
@@ -265,6 +279,7 @@ EMSCRIPTEN_BINDINGS(attnscope) {
   em::function("version", &version);
   em::function("isa", &isa);
   em::function("setThreads", &set_threads);
+  em::function("setGemmMicroKernel", &set_gemm_micro_kernel);
   em::function("memoryStats", &memory_stats);
   em::function("positionalEncoding", &positional_encoding);
   em::function("softmax", &softmax);

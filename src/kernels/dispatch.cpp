@@ -35,6 +35,7 @@ const KernelTable& wasmsimd_kernels() {
 const KernelTable& active_kernels() { return wasmsimd_kernels(); }
 #else
 const KernelTable& active_kernels() { return scalar_kernels(); }
+bool set_gemm_ukernel_4x8(GemmUkernel4x8Fn) { return false; }  // the scalar GEMMs have no 4x8 micro-kernel
 #endif
 
 }  // namespace attnscope::kernels

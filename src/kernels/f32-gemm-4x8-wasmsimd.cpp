@@ -36,8 +36,12 @@ constexpr int kNr = 8;
 constexpr int kKc = 256;
 constexpr int kNc = 256;
 
+// The micro-kernel installed by set_gemm_ukernel_4x8 (the relaxed-SIMD leaf module), or nullptr.
+GemmUkernel4x8Fn g_ukernel_4x8 = nullptr;
+
 // The packed panels start on a 64-byte boundary (malloc only promises 8 or 16 here), so a panel row
 // (8 floats, 32 bytes, two v128 loads) never straddles a cache line.
+
 float* workspace(std::size_t floats) {
   thread_local std::vector<float> buffer;
   if (buffer.size() < floats + 16) buffer.resize(floats + 16);
@@ -45,34 +49,13 @@ float* workspace(std::size_t floats) {
   return buffer.data() + ((64 - addr % 64) % 64) / sizeof(float);
 }
 
-// One 4x8 tile over kc: c[0..mr)[0..nr) = (accumulate ? c : bias8|0) + A[0..mr)[0..kc) · w.
-// a is the row block packed [kc][4] (pack_a); w is a packed panel [kc][8]; bias8 is 8 padded floats or
-// nullptr. Rows past mr compute pack_a's copies of the last row; their outputs alias that row.
-void ukernel_4x8(int mr, int nr, int kc, const float* a, const float* w, const float* bias8, bool accumulate,
-                 float* c, int ldc) {
-  // Where the tile is read and written: C itself when all 8 columns exist, else a scratch tile.
-  alignas(16) float scratch[kMr][kNr];
-  float* t0;
-  float* t1;
-  float* t2;
-  float* t3;
-  int ldt;
-  if (nr == kNr) {
-    t0 = c;
-    ldt = ldc;
-  } else {
-    t0 = &scratch[0][0];
-    ldt = kNr;
-    for (int r = 0; r < kMr; ++r)
-      for (int j = 0; j < kNr; ++j) scratch[r][j] = 0.0f;
-    if (accumulate) {
-      for (int r = 0; r < mr; ++r)
-        for (int j = 0; j < nr; ++j) scratch[r][j] = c[static_cast<std::ptrdiff_t>(r) * ldc + j];
-    }
-  }
-  t1 = t0 + ldt;
-  t2 = t1 + ldt;
-  t3 = t2 + ldt;
+// The 4x8 tile itself (the GemmUkernel4x8Fn contract, kernels.h): rows r < mr of t (stride ldt) become
+// (accumulate ? t[r] : bias8|0) + sum_p a[4p + r] * w[8p + 0..8); rows past mr alias row mr - 1.
+void ukernel_4x8_tile(int mr, int kc, const float* a, const float* w, const float* bias8, bool accumulate, float* t0,
+                      int ldt) {
+  float* t1 = t0 + ldt;
+  float* t2 = t1 + ldt;
+  float* t3 = t2 + ldt;
   if (mr < 2) t1 = t0;
   if (mr < 3) t2 = t1;
   if (mr < 4) t3 = t2;
@@ -131,7 +114,36 @@ void ukernel_4x8(int mr, int nr, int kc, const float* a, const float* w, const f
   wasm_v128_store(t1 + 4, vacc1x4567);
   wasm_v128_store(t0, vacc0x0123);
   wasm_v128_store(t0 + 4, vacc0x4567);
+}
 
+// One 4x8 tile over kc: c[0..mr)[0..nr) = (accumulate ? c : bias8|0) + A[0..mr)[0..kc) · w.
+// a is the row block packed [kc][4] (pack_a); w is a packed panel [kc][8]; bias8 is 8 padded floats or
+// nullptr. Rows past mr compute pack_a's copies of the last row; their outputs alias that row. The tile
+// is computed by the installed micro-kernel (set_gemm_ukernel_4x8) if any, else by ukernel_4x8_tile.
+void ukernel_4x8(int mr, int nr, int kc, const float* a, const float* w, const float* bias8, bool accumulate,
+                 float* c, int ldc) {
+  // Where the tile is read and written: C itself when all 8 columns exist, else a scratch tile.
+  alignas(16) float scratch[kMr][kNr];
+  float* t0;
+  int ldt;
+  if (nr == kNr) {
+    t0 = c;
+    ldt = ldc;
+  } else {
+    t0 = &scratch[0][0];
+    ldt = kNr;
+    for (int r = 0; r < kMr; ++r)
+      for (int j = 0; j < kNr; ++j) scratch[r][j] = 0.0f;
+    if (accumulate) {
+      for (int r = 0; r < mr; ++r)
+        for (int j = 0; j < nr; ++j) scratch[r][j] = c[static_cast<std::ptrdiff_t>(r) * ldc + j];
+    }
+  }
+  if (g_ukernel_4x8 != nullptr) {
+    g_ukernel_4x8(mr, kc, a, w, bias8, accumulate ? 1 : 0, t0, ldt);
+  } else {
+    ukernel_4x8_tile(mr, kc, a, w, bias8, accumulate, t0, ldt);
+  }
   if (nr != kNr) {
     for (int r = 0; r < mr; ++r)
       for (int j = 0; j < nr; ++j) c[static_cast<std::ptrdiff_t>(r) * ldc + j] = scratch[r][j];
@@ -273,6 +285,11 @@ void gemm_4x8(int m, int n, int k, float alpha, const float* a, int lda, const f
 }
 
 }  // namespace
+
+bool set_gemm_ukernel_4x8(GemmUkernel4x8Fn fn) {
+  g_ukernel_4x8 = fn;
+  return true;
+}
 
 // C[m,n] = alpha * A[m,k] · B[k,n] (+ bias[n]); lda >= k, ldb >= n, ldc >= n; C must not overlap A/B.
 void f32_gemm_nn_4x8__wasmsimd(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,

@@ -31,6 +31,13 @@ using AddFn = void (*)(std::size_t n, const float* a, const float* b, float* y);
 // sum_i a[i] * b[i]
 using DotFn = float (*)(std::size_t n, const float* a, const float* b);
 
+// The 4x8 micro-kernel inside the SIMD128 GEMMs: rows r < mr of the 4x8 tile t (row stride ldt) become
+// (accumulate ? t[r] : bias8 ? bias8 : 0) + sum_p a[4p + r] * w[8p + 0..8), a packed [kc][4], w packed [kc][8];
+// rows mr..3 alias row mr - 1. The built-in one uses f32x4.mul + add; a replacement (the relaxed-SIMD leaf
+// module, kernels-relaxed/) is installed from outside with set_gemm_ukernel_4x8.
+using GemmUkernel4x8Fn = void (*)(int mr, int kc, const float* a, const float* w, const float* bias8, int accumulate,
+                                  float* t, int ldt);
+
 struct KernelTable {
   GemmNNFn gemm_nn;
   GemmNTFn gemm_nt;
@@ -51,5 +58,9 @@ const KernelTable& active_kernels();
 #if defined(__wasm_simd128__)
 const KernelTable& wasmsimd_kernels();
 #endif
+// Installs fn as the SIMD128 GEMMs' micro-kernel (nullptr: the built-in one again). Not synchronised:
+// call it while no GEMM runs, from the thread that runs them. Returns false, changing nothing, in a build
+// without the SIMD128 GEMM (the scalar core).
+bool set_gemm_ukernel_4x8(GemmUkernel4x8Fn fn);
 
 }  // namespace attnscope::kernels
