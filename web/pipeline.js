@@ -90,8 +90,10 @@ export class Pipeline {
 
   /**
    * A bundled model's held-out score measured here, with attnscope's own generate: for an 'exact' metric the
-   * share of models/<name>/heldout.json items whose greedy output equals the target. Yields between chunks
-   * so the page's runs are not held up. Other metrics (a language model's loss) return only the rule.
+   * share of models/<name>/heldout.json items whose greedy output equals the target; for a language model's
+   * 'loss', the mean negative log-probability per predicted token over its texts (run option logProbs, each
+   * text truncated to maxPositions as the training script's loss is). Yields between chunks so the page's runs
+   * are not held up.
    */
   async heldout(name, onProgress) {
     const model = await this.loaded(name);
@@ -99,8 +101,27 @@ export class Pipeline {
     const r = await fetch(url);
     if (!r.ok) throw new Error(`could not load ${url.pathname} (HTTP ${r.status})`);
     const data = await r.json();
-    if (data.metric !== 'exact' || !Array.isArray(data.items)) return { metric: data.metric, rule: data.rule };
     const t0 = performance.now();
+    if (data.metric === 'loss' && Array.isArray(data.texts)) {
+      let total = 0;
+      let count = 0;
+      const max = model.config.maxPositions ?? Infinity;
+      for (let k = 0; k < data.texts.length; k++) {
+        const text = Array.from(data.texts[k]).slice(0, max).join('');
+        const { logProbs } = model.run(text, { trace: 'none', topK: 0, logProbs: true });
+        for (const v of logProbs) total -= v;
+        count += logProbs.length;
+        if (k % 20 === 19) {
+          onProgress((k + 1) / data.texts.length);
+          await new Promise((resolve) => { setTimeout(resolve, 0); });
+        }
+      }
+      return {
+        metric: 'loss', rule: data.rule, loss: total / count, count, texts: data.texts.length,
+        reference: data.pytorchLoss, ms: performance.now() - t0,
+      };
+    }
+    if (data.metric !== 'exact' || !Array.isArray(data.items)) return { metric: data.metric, rule: data.rule };
     let correct = 0;
     for (let k = 0; k < data.items.length; k++) {
       const { input, target } = data.items[k];

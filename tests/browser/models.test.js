@@ -250,6 +250,13 @@ test("models: a bundled model's labelled heads are listed under its paragraph an
   assert.equal(st.heads, String(space.head));
   assert.equal(await page.getAttribute(chip, 'aria-pressed'), 'true');
   assert.equal(await page.locator('#model-about [data-name="head-legend"] button.on').count(), 1);
+  // the language model's held-out loss is measured in the page (run option logProbs over heldout.json's texts)
+  // and agrees with the training script's PyTorch figure for the same texts
+  const held = JSON.parse(readFileSync(path.join(root, 'models', 'english', 'heldout.json'), 'utf8'));
+  await page.waitForSelector('#model-about [data-name="heldout"]:text-matches("nats per character")', { timeout: 120000 });
+  const [, loss, texts] = /([\d.]+) nats per character over \d+ characters of (\d+) texts/.exec(await page.textContent('#model-about [data-name="heldout"]'));
+  assert.equal(Number(texts), held.texts.length);
+  assert.ok(Math.abs(Number(loss) - held.pytorchLoss) < 1e-3, `held-out loss ${loss} vs PyTorch ${held.pytorchLoss}`);
   await page.locator('#model-picker').screenshot({ path: path.join(shots, 'desktop-bundled-english-heads.png') });
   // dates: its labelled heads are cross-attention heads, and say so
   const dates = JSON.parse(readFileSync(path.join(root, 'models', 'dates', 'config.json'), 'utf8'));

@@ -133,6 +133,13 @@ register('en', {
   'export.what.heatmap': 'heatmap',
   'export.what.lines': 'lines',
   'export.what.overview': 'overview',
+  'export.cross': 'Export cross-attention heatmap',
+  'export.encoderGrid': 'Export the encoder grid',
+  'export.crossGrid': 'the cross-attention grid',
+  'export.what.heatmap.cross': 'cross-attention heatmap',
+  'export.what.lines.cross': 'cross-attention lines',
+  'export.what.overview.encoder': 'encoder grid',
+  'export.what.overview.cross': 'cross-attention grid',
 
   // ---- errors and messages shown by the page (the module's own message follows the prefix unchanged)
   'error.prefix': 'Could not compute this: ',
@@ -144,6 +151,7 @@ register('en', {
   'model.yourCheckpoint': 'your checkpoint',
   'model.checkpointLabel': '{arch} · {layers} layers × {heads} heads · d {d}',
   'heldout.exact': 'Held-out, measured here with attnscope\'s generate: {correct} of {total} exact ({pct} %, {s} s).',
+  'heldout.loss': 'Held-out loss, measured here with attnscope: {loss} nats per character over {count} characters of {texts} texts never trained on (PyTorch: {reference}; {s} s).',
   'heldout.error': 'Held-out score: {message}',
   'heldout.measuring': 'Measuring the held-out score… {pct} %',
   'heads.title': 'What the heads do (measured on the held-out set, click to show):',

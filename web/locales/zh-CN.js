@@ -133,6 +133,13 @@ register('zh-CN', {
   'export.what.heatmap': '热力图',
   'export.what.lines': '连线图',
   'export.what.overview': '模型总览',
+  'export.cross': '导出交叉注意力热力图',
+  'export.encoderGrid': '导出编码器网格',
+  'export.crossGrid': '交叉注意力网格',
+  'export.what.heatmap.cross': '交叉注意力热力图',
+  'export.what.lines.cross': '交叉注意力连线图',
+  'export.what.overview.encoder': '编码器网格',
+  'export.what.overview.cross': '交叉注意力网格',
 
   // ---- 页面显示的错误与消息（模块自己的错误信息原样显示在前缀之后）
   'error.prefix': '无法计算：',
@@ -144,6 +151,7 @@ register('zh-CN', {
   'model.yourCheckpoint': '你的检查点',
   'model.checkpointLabel': '{arch} · {layers} 层 × {heads} 个头 · d {d}',
   'heldout.exact': '留出集成绩（在本页用 attnscope 的 generate 实测）：{total} 条中 {correct} 条完全正确（{pct} %，{s} 秒）。',
+  'heldout.loss': '留出集损失（在本页用 attnscope 实测）：{texts} 段未参与训练的文本、共 {count} 个字符，平均每字符 {loss} 奈特（PyTorch：{reference}；{s} 秒）。',
   'heldout.error': '留出集成绩：{message}',
   'heldout.measuring': '正在测量留出集成绩… {pct} %',
   'heads.title': '各注意力头在做什么（在留出集上实测，点击查看）：',

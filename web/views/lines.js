@@ -28,7 +28,7 @@ export function linesView(o) {
 
   // Canvas strokes are rasterised on the main thread without a GPU at ~100 µs per long antialiased
   // line (3,000 lines froze a frame for 300 ms), so the lines are drawn here into one RGB buffer: each
-  // is a 1.4-px antialiased span stepped along its major axis, blended over white with alpha = weight.
+  // is a 1.4-px antialiased span stepped along its major axis, blended over the panel colour with alpha = weight.
   // Without a hovered token only the MAX_LINES strongest links are drawn; the caption says so.
   const MAX_LINES = 800;
   let floor = 0.004;
@@ -51,6 +51,14 @@ export function linesView(o) {
     }
     floor = Math.max(floor, b / BINS);
   }
+  // the panel's colour (light or dark theme, style.css --panel) is the background the lines blend over
+  const panel = (() => {
+    const v = getComputedStyle(document.documentElement).getPropertyValue('--panel').trim();
+    const hex = /^#([0-9a-f]{3}|[0-9a-f]{6})$/i.exec(v)?.[1];
+    if (!hex) return [255, 255, 255];
+    const full = hex.length === 3 ? [...hex].map((c) => c + c).join('') : hex;
+    return [0, 2, 4].map((i) => parseInt(full.slice(i, i + 2), 16));
+  })();
   const rgb = new Float32Array(cw * chh * 3);
   const img = ctx.createImageData(cw, chh);
   const rgbOf = (hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
@@ -74,7 +82,11 @@ export function linesView(o) {
       ctx.putImageData(base, 0, 0);
       return;
     }
-    rgb.fill(255);
+    for (let k = 0; k < rgb.length; k += 3) {
+      rgb[k] = panel[0];
+      rgb[k + 1] = panel[1];
+      rgb[k + 2] = panel[2];
+    }
     const alpha = heads.length > 1 ? 0.9 : 1;
     const least = focus ? focusFloor(focus) : floor;
     for (const hd of heads) {
