@@ -247,6 +247,9 @@ function showAbout() {
   if (score?.result?.metric === 'exact') {
     const { correct, total, ms } = score.result;
     line = t('heldout.exact', { correct, total, pct: (100 * correct / total).toFixed(1), s: (ms / 1000).toFixed(1) });
+  } else if (score?.result?.metric === 'loss') {
+    const { loss, count, texts, reference, ms } = score.result;
+    line = t('heldout.loss', { loss: loss.toFixed(3), count, texts, reference: reference ?? '—', s: (ms / 1000).toFixed(1) });
   } else if (score?.error) line = t('heldout.error', { message: score.error });
   else if (score && !score.result) line = t('heldout.measuring', { pct: Math.round(100 * (score.fraction ?? 0)) });
   const labelled = side.heads.get(about.name);
@@ -429,6 +432,10 @@ function renderAll(done) {
   const width = Object.fromEntries(['positional-view', 'embeddings', 'attention-view', 'causal-view', 'steps', 'model-view'].map((id) => [id, widthOf(id)]));
   const H = trace.layers[Math.min(s.layer, trace.layers.length - 1)].attention.weights.length / (n * n);
   const heads = selectedHeads(s, H);
+  // the encoder–decoder export buttons (cross-attention, the encoder's grid) exist only for traces that have them
+  const encdec = !ex && !!trace.source?.layers;
+  $('export-cross').hidden = !encdec;
+  $('export-encdec').hidden = !encdec;
   const stages = [() => {
     // the token chips, positional and embedding maps are redrawn for a new trace, width or language; a click
     // on a token only moves their selection (class 'selected', heatmap.selectRow)
@@ -802,21 +809,22 @@ function change(key, value, delay = 120) {
  * heads or the aggregate, the same colour domain and masked cells, and the attention view's threshold / top-k
  * filter applied as on screen (web/aggregates.js filterLinks; the model view shows every weight).
  */
-function exportView(view, format) {
+function exportView(view, format, attention = 'self') {
   if (!trace?.layers?.length) return;
+  if (attention !== 'self' && !trace.source) return;
   const n = trace.n;
   const layer = Math.min(state.layer, trace.layers.length - 1);
   const H = trace.layers[layer].attention.weights.length / (n * n);
   const head = state.agg === 'heads' ? selectedHeads(state, H) : state.agg;
   const f = figureOf(trace, {
-    view, layer, head: view === 'overview' ? undefined : head, model: traceState?.model, text: trace.texts,
+    view, attention, layer, head: view === 'overview' ? undefined : head, model: traceState?.model, text: trace.texts,
   });
   if (view !== 'overview' && (state.thr > 0 || state.topk > 0)) {
     for (const p of f.panels) p.values = filterLinks(p.values, f.rows, f.cols, { threshold: state.thr, topK: state.topk }).values;
   }
   const style = { palette: colors.weights, headColors: colors.heads };
   const save = (blob) => {
-    const a = h('a', { href: URL.createObjectURL(blob), download: `attnscope-${view}${view === 'overview' ? '' : `-layer${layer}`}.${format}` });
+    const a = h('a', { href: URL.createObjectURL(blob), download: `attnscope-${view}${attention === 'self' ? '' : `-${attention}`}${view === 'overview' ? '' : `-layer${layer}`}.${format}` });
     a.click();
     setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
   };
@@ -846,7 +854,9 @@ function exportView(view, format) {
 }
 
 function wire() {
-  for (const b of document.querySelectorAll('button[data-export]')) b.addEventListener('click', () => exportView(b.dataset.export, b.dataset.format));
+  for (const b of document.querySelectorAll('button[data-export]')) {
+    b.addEventListener('click', () => exportView(b.dataset.export, b.dataset.format, b.dataset.attention ?? 'self'));
+  }
   for (const r of document.querySelectorAll('input[name=mode]')) r.addEventListener('change', () => change('mode', r.value, 0));
   for (const id of SELECT_IDS) $(id).addEventListener('change', () => change(id, $(id).value, 0));
   for (const id of NUMBER_IDS) {
@@ -957,7 +967,8 @@ function applyPageStrings() {
   applyI18n(document);
   document.title = t('page.title');
   for (const b of document.querySelectorAll('button[data-export]')) {
-    b.setAttribute('aria-label', t('export.aria', { what: t(`export.what.${b.dataset.export}`), format: b.dataset.format.toUpperCase() }));
+    const what = b.dataset.attention ? t(`export.what.${b.dataset.export}.${b.dataset.attention}`) : t(`export.what.${b.dataset.export}`);
+    b.setAttribute('aria-label', t('export.aria', { what, format: b.dataset.format.toUpperCase() }));
   }
 }
 

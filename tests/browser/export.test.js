@@ -29,10 +29,11 @@ before(async () => {
 });
 
 /** Clicks view × format's export button and returns the download: { name, body (Buffer) }. */
-async function download(page, view, format) {
+async function download(page, view, format, attention = null) {
+  const which = attention ? `[data-attention="${attention}"]` : ':not([data-attention])';
   const [d] = await Promise.all([
     page.waitForEvent('download', { timeout: 15000 }),
-    page.click(`button[data-export="${view}"][data-format="${format}"]`),
+    page.click(`button[data-export="${view}"][data-format="${format}"]${which}`),
   ]);
   return { name: d.suggestedFilename(), body: readFileSync(await d.path()) };
 }
@@ -337,4 +338,54 @@ test('export: a causal model\'s masked cells are grey, and the lines view export
   assert.equal(await errorText(page), null);
   clean(rec);
   await page.close();
+});
+
+test('export: an encoder–decoder exports its cross-attention heatmap and lines and the encoder grid', async () => {
+  const { page, rec } = await open('#arch=encoder-decoder');
+  assert.equal(await page.isHidden('#export-cross'), false, 'the cross-attention exports are offered');
+  const s = await page.evaluate(() => window.__attnscope.traceState);
+  const m = as.createModel({
+    architecture: s.arch, tokenizer: s.tokenizer, dModel: s.dModel, numHeads: s.numHeads, numLayers: s.numLayers,
+    dFF: s.dFF, normFirst: s.normFirst, activation: s.activation, positional: s.positional, positionalBase: s.base,
+    attention: 'learned', seed: s.seed,
+  });
+  let r;
+  try {
+    r = m.run({ source: s.source, target: s.target }, { trace: 'weights' });
+  } finally {
+    m.delete();
+  }
+  const n = r.tokens.length;
+  const src = r.source.tokens.length;
+  const H = s.numHeads;
+  const layer = await page.evaluate(() => window.__attnscope.state.layer);
+  // cross-attention heatmap of the shown layer: every selected head [n, src], keys = the source tokens
+  const heat = await download(page, 'heatmap', 'json', 'cross');
+  assert.match(heat.name, /^attnscope-heatmap-cross-layer\d+\.json$/);
+  const json = JSON.parse(heat.body.toString('utf8'));
+  assert.equal(json.attention, 'cross');
+  assert.deepEqual(json.tokens, r.tokens);
+  assert.deepEqual(json.keyTokens, r.source.tokens);
+  assert.ok(json.panels.length >= 1);
+  for (const jp of json.panels) {
+    assert.deepEqual(jp.shape, [n, src]);
+    const want = r.layers[layer].cross.weights.subarray(jp.head * n * src, (jp.head + 1) * n * src);
+    const d = Math.max(...jp.values.flat().map((v, k) => Math.abs(v - want[k])));
+    assert.ok(d <= 1e-6, `cross heatmap head ${jp.head}: max diff ${d}`);
+  }
+  const csv = parseCsv((await download(page, 'lines', 'csv', 'cross')).body.toString('utf8'));
+  assert.deepEqual(csv[0].slice(4), r.source.tokens, 'lines CSV: the source tokens are the columns');
+  // the encoder's grid: every encoder layer × head of the source's self-attention
+  const grid = JSON.parse((await download(page, 'overview', 'json', 'encoder')).body.toString('utf8'));
+  assert.equal(grid.attention, 'encoder');
+  assert.equal(grid.panels.length, r.source.layers.length * H);
+  for (const jp of grid.panels) {
+    const want = r.source.layers[jp.layer].attention.weights.subarray(jp.head * src * src, (jp.head + 1) * src * src);
+    const d = Math.max(...jp.values.flat().map((v, k) => Math.abs(v - want[k])));
+    assert.ok(d <= 1e-6, `encoder grid L${jp.layer} H${jp.head}: max diff ${d}`);
+  }
+  const svg = (await download(page, 'overview', 'svg', 'cross')).body.toString('utf8');
+  assert.match(svg, /^<svg|^<\?xml/);
+  assert.equal(await errorText(page), null);
+  clean(rec);
 });
