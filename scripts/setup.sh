@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEB_PACKAGES=(emscripten binaryen wabt catch2 nlohmann-json3-dev cmake g++ make chromium python3)
+# fonts-wqy-microhei: a CJK font, so headless Chromium draws the 中文 page and CJK tokens (tests and screenshots)
+DEB_PACKAGES=(emscripten binaryen wabt catch2 nlohmann-json3-dev cmake g++ make chromium fonts-wqy-microhei python3)
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
