@@ -39,13 +39,16 @@ async function download(page, view, format, attention = null) {
 }
 
 /** The module's trace for the page's current state (its seeded random model, rebuilt here in Node). */
+/** The page's seeded random model for its trace state s, rebuilt here in Node (delete it after use). */
+const modelOf = (s) => as.createModel({
+  architecture: s.arch, tokenizer: s.tokenizer, dModel: s.dModel, numHeads: s.numHeads, numLayers: s.numLayers,
+  dFF: s.dFF, normFirst: s.normFirst, activation: s.activation, positional: s.positional, positionalBase: s.base,
+  attention: 'learned', seed: s.seed,
+});
+
 async function reference(page) {
   const s = await page.evaluate(() => window.__attnscope.traceState);
-  const m = as.createModel({
-    architecture: s.arch, tokenizer: s.tokenizer, dModel: s.dModel, numHeads: s.numHeads, numLayers: s.numLayers,
-    dFF: s.dFF, normFirst: s.normFirst, activation: s.activation, positional: s.positional, positionalBase: s.base,
-    attention: 'learned', seed: s.seed,
-  });
+  const m = modelOf(s);
   try {
     const r = m.run(s.text, { trace: 'weights' });
     return {
@@ -344,11 +347,7 @@ test('export: an encoder–decoder exports its cross-attention heatmap and lines
   const { page, rec } = await open('#arch=encoder-decoder');
   assert.equal(await page.isHidden('#export-cross'), false, 'the cross-attention exports are offered');
   const s = await page.evaluate(() => window.__attnscope.traceState);
-  const m = as.createModel({
-    architecture: s.arch, tokenizer: s.tokenizer, dModel: s.dModel, numHeads: s.numHeads, numLayers: s.numLayers,
-    dFF: s.dFF, normFirst: s.normFirst, activation: s.activation, positional: s.positional, positionalBase: s.base,
-    attention: 'learned', seed: s.seed,
-  });
+  const m = modelOf(s);
   let r;
   try {
     r = m.run({ source: s.source, target: s.target }, { trace: 'weights' });
