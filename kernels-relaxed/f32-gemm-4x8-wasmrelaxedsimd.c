@@ -3,7 +3,7 @@
 // Layer: kernels, built apart as a LEAF wasm module (TOOLCHAIN.md 15): clang-16 --target=wasm32 -O3
 // -msimd128 -mrelaxed-simd -c, wasm-ld-16 --no-entry --import-memory --strip-all. No libc, no data, no
 // globals, no stack: every value lives in wasm locals, so the module's only import is the main module's
-// memory and it cannot clobber anything in it (scripts/check-relaxed-leaf.sh checks this with wasm-objdump).
+// memory and it cannot clobber anything in it (tests/js/relaxed.test.js reads its sections and checks this).
 // bindings/js/loader.js instantiates it with that memory, puts the export in the main module's table and
 // hands the index to setGemmMicroKernel (bindings/embind), which sets kernels::GemmUkernel4x8Fn.
 // Contract (kernels.h GemmUkernel4x8Fn): rows r < mr of the 4x8 tile t (row stride ldt floats) become

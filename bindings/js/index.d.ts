@@ -21,7 +21,12 @@ export interface CreateOptions {
    * with simd: false — the threaded build is SIMD128 only). Results equal the single-threaded ones.
    */
   threads?: 'auto' | number;
-  /** 'auto' (default) or false. true throws: this build has no fused multiply-add (relaxed SIMD) kernels yet. */
+  /**
+   * 'auto' (default): the fused multiply-add (relaxed SIMD) GEMM micro-kernel where the engine validates relaxed
+   * SIMD (Chromium; Node with --experimental-wasm-relaxed-simd) and the single-threaded SIMD128 build runs;
+   * true: require it (throws where it cannot run; threads 'auto' then means 1); false: the SIMD128 mul + add
+   * kernel. Results differ from it in the last bits only (one rounding per product-sum instead of two).
+   */
   relaxedSimd?: 'auto' | boolean;
 }
 
@@ -234,7 +239,7 @@ export interface AttnScope {
   readonly simd: boolean;
   /** Threads the computations use; 1 means the single-threaded build is running. */
   readonly threads: number;
-  /** True when the fused multiply-add (relaxed SIMD) kernels run; always false in this build. */
+  /** True when the fused multiply-add (relaxed SIMD) GEMM micro-kernel runs. */
   readonly relaxedSimd: boolean;
 
   /**

@@ -253,14 +253,14 @@ function f32Ints(fn, name, v) {
 class AttnScope {
   #m;
 
-  constructor(module, simd, threads) {
+  constructor(module, simd, threads, relaxedSimd) {
     this.#m = module;
     /** True when the SIMD128 build is the one running. */
     this.simd = simd;
     /** Threads the computations use (1: the single-threaded build). */
     this.threads = threads;
-    /** True when the fused multiply-add (relaxed SIMD) kernels run; not built yet (issue 16), so false. */
-    this.relaxedSimd = false;
+    /** True when the fused multiply-add (relaxed SIMD) GEMM micro-kernel runs. */
+    this.relaxedSimd = relaxedSimd;
     /** The package version. */
     this.version = module.version();
     Object.freeze(this);
@@ -370,8 +370,9 @@ class AttnScope {
 /**
  * Loads attnscope. `options.simd`: 'auto' (default: SIMD128 when the engine supports it), true or false.
  * `options.threads`: 'auto' (default: up to 4 cores in Node and cross-origin-isolated pages, else 1) or a
- * positive integer (at most 16). `options.relaxedSimd`: 'auto' (default) or false; true throws, because
- * this build has no fused multiply-add kernels yet.
+ * positive integer (at most 16). `options.relaxedSimd`: 'auto' (default: the fused multiply-add GEMM kernel
+ * where the engine validates relaxed SIMD and one SIMD128 thread runs), true (require it: throws where it
+ * cannot run; threads 'auto' then means 1) or false.
  * @example
  *   import { createAttnScope } from 'attnscope';
  *   const as = await createAttnScope();
@@ -396,9 +397,6 @@ export async function createAttnScope(options = {}) {
   if (relaxedSimd !== 'auto' && relaxedSimd !== true && relaxedSimd !== false) {
     fail('TypeError', `createAttnScope: relaxedSimd (${String(relaxedSimd)}) must be 'auto', true or false`);
   }
-  if (relaxedSimd === true) {
-    fail('Error', 'createAttnScope: relaxedSimd (true) is not available: this build has no fused multiply-add kernels; use \'auto\' or false');
-  }
-  const { module, simd: useSimd, threads: useThreads } = await loadModule(simd, threads);
-  return new AttnScope(module, useSimd, useThreads);
+  const { module, simd: useSimd, threads: useThreads, relaxedSimd: useRelaxed } = await loadModule(simd, threads, relaxedSimd);
+  return new AttnScope(module, useSimd, useThreads, useRelaxed);
 }

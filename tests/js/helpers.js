@@ -71,3 +71,43 @@ export function assertNoNaN(arr, what) {
   const i = Array.prototype.findIndex.call(arr, (x) => Number.isNaN(x));
   assert.equal(i, -1, `${what}: NaN at ${i}`);
 }
+
+/** n reproducible uniform(-scale, scale) floats (xorshift32, no dependency). */
+export function randomF32(n, seed, scale = 1) {
+  // xorshift32 -> uniform(-scale, scale): reproducible without a dependency
+  let s = seed >>> 0 || 1;
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0;
+    out[i] = (s / 2 ** 32 * 2 - 1) * scale;
+  }
+  return out;
+}
+
+/** float64 multi-head attention (weights [in, out], no biases), as the API defines it: the output [n, d]. */
+export function mhaReference(x, n, d, h, w) {
+  const proj = (m) => {
+    const y = new Float64Array(n * d);
+    for (let i = 0; i < n; i++) for (let k = 0; k < d; k++) { const xv = x[i * d + k]; for (let j = 0; j < d; j++) y[i * d + j] += xv * m[k * d + j]; }
+    return y;
+  };
+  const q = proj(w.wq), k = proj(w.wk), v = proj(w.wv);
+  const hd = d / h, concat = new Float64Array(n * d), s = new Float64Array(n);
+  for (let hh = 0; hh < h; hh++) {
+    for (let i = 0; i < n; i++) {
+      let max = -Infinity;
+      for (let j = 0; j < n; j++) {
+        let acc = 0;
+        for (let c = 0; c < hd; c++) acc += q[i * d + hh * hd + c] * k[j * d + hh * hd + c];
+        s[j] = acc / Math.sqrt(hd);
+        max = Math.max(max, s[j]);
+      }
+      let sum = 0;
+      for (let j = 0; j < n; j++) { s[j] = Math.exp(s[j] - max); sum += s[j]; }
+      for (let j = 0; j < n; j++) for (let c = 0; c < hd; c++) concat[i * d + hh * hd + c] += (s[j] / sum) * v[j * d + hh * hd + c];
+    }
+  }
+  const out = new Float64Array(n * d);
+  for (let i = 0; i < n; i++) for (let k2 = 0; k2 < d; k2++) for (let j = 0; j < d; j++) out[i * d + j] += concat[i * d + k2] * w.wo[k2 * d + j];
+  return out;
+}

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createAttnScope } from 'attnscope';
 import { makeGpt2TokenizerJson } from '../fixtures/hf/make_gpt2_tokenizer_json.mjs';
-import { assertClose, root } from './helpers.js';
+import { assertClose, mhaReference, randomF32, root } from './helpers.js';
 
 const scalarOnly = process.env.ATTNSCOPE_SIMD === 'false';
 const one = await createAttnScope({ simd: scalarOnly ? false : 'auto', threads: 1 });
@@ -21,17 +21,6 @@ function rejectsExactly(promise, Kind, message) {
     assert.equal(e.message, message);
     return true;
   });
-}
-
-function randomF32(n, seed, scale = 1) {
-  // xorshift32 -> uniform(-scale, scale): reproducible without a dependency
-  let s = seed >>> 0 || 1;
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0;
-    out[i] = (s / 2 ** 32 * 2 - 1) * scale;
-  }
-  return out;
 }
 
 test('createAttnScope: threads must be auto or an integer from 1 to 16; relaxedSimd checked', async () => {
@@ -49,34 +38,6 @@ test('createAttnScope: threads must be auto or an integer from 1 to 16; relaxedS
     assert.equal(two.simd, true);
   }
 });
-
-// float64 multi-head attention (weights [in, out], no biases), as the API defines it
-function mhaReference(x, n, d, h, w) {
-  const proj = (m) => {
-    const y = new Float64Array(n * d);
-    for (let i = 0; i < n; i++) for (let k = 0; k < d; k++) { const xv = x[i * d + k]; for (let j = 0; j < d; j++) y[i * d + j] += xv * m[k * d + j]; }
-    return y;
-  };
-  const q = proj(w.wq), k = proj(w.wk), v = proj(w.wv);
-  const hd = d / h, concat = new Float64Array(n * d), s = new Float64Array(n);
-  for (let hh = 0; hh < h; hh++) {
-    for (let i = 0; i < n; i++) {
-      let max = -Infinity;
-      for (let j = 0; j < n; j++) {
-        let acc = 0;
-        for (let c = 0; c < hd; c++) acc += q[i * d + hh * hd + c] * k[j * d + hh * hd + c];
-        s[j] = acc / Math.sqrt(hd);
-        max = Math.max(max, s[j]);
-      }
-      let sum = 0;
-      for (let j = 0; j < n; j++) { s[j] = Math.exp(s[j] - max); sum += s[j]; }
-      for (let j = 0; j < n; j++) for (let c = 0; c < hd; c++) concat[i * d + hh * hd + c] += (s[j] / sum) * v[j * d + hh * hd + c];
-    }
-  }
-  const out = new Float64Array(n * d);
-  for (let i = 0; i < n; i++) for (let k2 = 0; k2 < d; k2++) for (let j = 0; j < d; j++) out[i * d + j] += concat[i * d + k2] * w.wo[k2 * d + j];
-  return out;
-}
 
 test('multiHeadAttention: 2 threads equal 1 thread and the float64 reference (n 128, d 256, 8 heads)', { skip: scalarOnly && 'threads need SIMD128' }, () => {
   const n = 128, d = 256, h = 8;
