@@ -115,11 +115,11 @@ function gemmData(m, n, k) {
 
 // ---- contestants (each: name, kind, make(workload) → async () => Float32Array, or null if n/a)
 
-async function loadAttnScope(simd, threads = 1) {
+async function loadAttnScope(simd, threads = 1, relaxedSimd = false) {
   // dist/ is rebuilt at times: retry a failed load (a .wasm caught mid-write) a few times.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await createAttnScope({ simd, threads });
+      return await createAttnScope({ simd, threads, relaxedSimd });
     } catch (e) {
       if (attempt >= 3) throw e;
       await sleep(2000);
@@ -469,6 +469,29 @@ function ratioTable(title, rows, names, refName, extra) {
   return lines;
 }
 
+/**
+ * Issue 16's targets for each MHA shape, from the same run: ORT's best op form (graph or Attention op) at a
+ * thread count ÷ an attnscope configuration (> 1: attnscope faster). attnscope is taken prepared (weights in
+ * wasm once, as ORT's initializers are); "best" is the fastest attnscope row of the shape.
+ */
+function targetsTable(rows) {
+  const lines = ['### Issue 16 targets: ORT time ÷ attnscope time (> 1: attnscope is faster)', ''];
+  lines.push('| workload | ORT 1t ÷ SIMD 1t (≥ 1.2) | ORT 1t ÷ FMA 1t (≥ 1.4) | ORT 1t ÷ best (≥ 2) | ORT 2t ÷ best (≥ 1.2) | SIMD 1t ÷ SIMD 2t (≥ 1.8, n ≥ 128) | best |');
+  lines.push('|---|---:|---:|---:|---:|---:|---|');
+  for (const { label, entries } of rows) {
+    const ok = entries.filter((e) => e.samples.length && !e.wrong);
+    const t = (nm) => { const e = ok.find((x) => x.name === nm); return e ? median(e.samples) : null; };
+    const fastest = (names) => names.map(t).filter((x) => x != null).reduce((a, b) => Math.min(a, b), Infinity);
+    const ort1 = fastest(['ORT graph 1t', 'ORT Attention op 1t']);
+    const ort2 = fastest(['ORT graph 2t', 'ORT Attention op 2t']);
+    const mine = ok.filter((e) => e.name.startsWith('attnscope') && !e.name.includes('scalar'));
+    const best = mine.reduce((a, e) => (median(e.samples) < (a ? median(a.samples) : Infinity) ? e : a), null);
+    const r = (a, b) => (a != null && b != null && Number.isFinite(a) && Number.isFinite(b) ? fmt(a / b) : '—');
+    lines.push(`| ${label} | ${r(ort1, t('attnscope SIMD prepared'))} | ${r(ort1, t('attnscope SIMD FMA prepared'))} | ${r(ort1, best && median(best.samples))} | ${r(ort2, best && median(best.samples))} | ${r(t('attnscope SIMD prepared'), t('attnscope SIMD 2t prepared'))} | ${best ? best.name : '—'} |`);
+  }
+  return lines;
+}
+
 // ---- main
 
 async function main() {
@@ -495,6 +518,14 @@ async function main() {
   contestants.push(attnscopeContestant(asSimd, 'attnscope SIMD'), preparedContestant(asSimd, 'attnscope SIMD prepared'),
     attnscopeContestant(asScalar, 'attnscope scalar'), attnscopeContestant(asThreads, 'attnscope SIMD 2t'),
     preparedContestant(asThreads, 'attnscope SIMD 2t prepared'));
+  // The fused multiply-add GEMM kernel (relaxed SIMD, one thread): Node 20 validates it only with
+  // --experimental-wasm-relaxed-simd, which scripts/bench.sh passes; without it the row is left out and said so.
+  try {
+    const asFma = await createAttnScope({ simd: true, threads: 1, relaxedSimd: true });
+    contestants.push(attnscopeContestant(asFma, 'attnscope SIMD FMA'), preparedContestant(asFma, 'attnscope SIMD FMA prepared'));
+  } catch (e) {
+    notes.push(`attnscope SIMD FMA not measured: ${e.message} (run node with --experimental-wasm-relaxed-simd)`);
+  }
   contestants.push(plainContestant);
   for (const threads of [1, 2]) {
     try {
@@ -576,7 +607,7 @@ async function main() {
   L.push('');
   L.push(...table('Multi-head self-attention forward (FLOPs = 8·n·d² + 4·n²·d)', mhaRows,
     { refName: 'attnscope SIMD', refLabel: 't ÷ t(attnscope SIMD)', gflop: true }), '');
-  const mhaNames = ['attnscope SIMD prepared', 'attnscope SIMD 2t', 'attnscope SIMD 2t prepared', 'attnscope scalar', 'plain JS', 'ORT graph 1t', 'ORT graph 2t', 'ORT Attention op 1t', 'ORT Attention op 2t', 'tfjs-wasm'];
+  const mhaNames = ['attnscope SIMD prepared', 'attnscope SIMD FMA', 'attnscope SIMD FMA prepared', 'attnscope SIMD 2t', 'attnscope SIMD 2t prepared', 'attnscope scalar', 'plain JS', 'ORT graph 1t', 'ORT graph 2t', 'ORT Attention op 1t', 'ORT Attention op 2t', 'tfjs-wasm'];
   L.push(...ratioTable('Ratios: each contestant\'s time ÷ attnscope SIMD\'s time (> 1: attnscope SIMD is faster)', mhaRows,
     mhaNames, 'attnscope SIMD', {
       label: 'plain JS ÷ attnscope scalar',
@@ -586,6 +617,7 @@ async function main() {
         return p && s ? fmt(median(p.samples) / median(s.samples)) : '—';
       },
     }), '');
+  L.push(...targetsTable(mhaRows), '');
   L.push(...table('GEMM C = A·B, square (FLOPs = 2·M·N·K); attnscope has no public GEMM — see kernels bench', gemmRows,
     { refName: 'plain JS', refLabel: 't ÷ t(plain JS)', gflop: true }), '');
   if (pipeRows.length) {

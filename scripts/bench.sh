@@ -19,7 +19,8 @@ ATTNSCOPE_SKIP_NATIVE=1 ATTNSCOPE_CMAKE_ARGS=-DATTNSCOPE_BENCH=ON bash scripts/b
 # process, since the glue is imported only once per process.
 status=75
 for attempt in 1 2 3; do
-  node bench/attention_bench.mjs "$@"
+  # the flag lets Node 20 validate relaxed SIMD: the "attnscope SIMD FMA" rows (issue 16)
+  node --experimental-wasm-relaxed-simd bench/attention_bench.mjs "$@"
   status=$?
   [[ $status -ne 75 ]] && break
   echo "bench: retrying in 20 s (attempt $attempt of 3)" >&2
