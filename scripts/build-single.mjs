@@ -193,6 +193,16 @@ async function bundleCss(file) {
   return r.outputFiles[0].text;
 }
 
+/**
+ * The page's module scripts as one module's text, in document order. Two bundles in one module scope could
+ * clash (esbuild's minified top-level names, e.g. two `var o`), so with more than one each runs in a scope of
+ * its own, awaited in turn (a bundle may use top-level await).
+ */
+function scopedScripts(scripts) {
+  if (scripts.length <= 1) return scripts.join('');
+  return scripts.map((code) => `await (async () => {\n${code}\n})();`).join('\n');
+}
+
 // Inline script / style text must not close its element or open an HTML comment inside it.
 function inlineSafe(text, tag) {
   return text.replace(new RegExp(`</(${tag})`, 'gi'), '<\\/$1').replace(/<!--/g, '<\\!--');
@@ -275,7 +285,7 @@ export async function buildSingle(site, entry, out, links = {}) {
     embedded.set(p, { type: mimeOf(file), bytes: await readFile(file) });
   }
 
-  const script = inlineSafe(`(${pageRuntime})(${[VFS, FILE_TYPE, INIT, entry, [...workerCode.keys()]].map((x) => JSON.stringify(x)).join(', ')});\n${scripts.join('\n')}`, 'script');
+  const script = inlineSafe(`(${pageRuntime})(${[VFS, FILE_TYPE, INIT, entry, [...workerCode.keys()]].map((x) => JSON.stringify(x)).join(', ')});\n${scopedScripts(scripts)}`, 'script');
   const style = inlineSafe(styles.join('\n'), 'style');
   const csp = [
     "default-src 'none'", `script-src ${sha256(script)} 'wasm-unsafe-eval'`, 'worker-src blob:', "connect-src 'none'",

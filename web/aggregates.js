@@ -87,7 +87,7 @@ export function rollout(layers, H, n) {
  */
 export function headEntropy(weights, H, n, m = n) {
   checkShape('headEntropy', weights, H, n, m);
-  return perHead(weights, H, n, m, (w) => (w > 0 ? -w * Math.log(w) : 0));
+  return perHead(weights, H, n, m, true);
 }
 
 /**
@@ -96,10 +96,12 @@ export function headEntropy(weights, H, n, m = n) {
  */
 export function headDistance(weights, H, n, m = n) {
   checkShape('headDistance', weights, H, n, m);
-  return perHead(weights, H, n, m, (w, i, j) => w * Math.abs(i - j));
+  return perHead(weights, H, n, m, false);
 }
 
-function perHead(weights, H, n, m, term) {
+// One loop per measure, no per-weight callback: at 512 tokens x 72 heads (19 M weights) a callback per weight
+// cost ~0.5 s of the page's main thread per new trace.
+function perHead(weights, H, n, m, entropy) {
   const out = new Float64Array(H);
   for (let hd = 0; hd < H; hd++) {
     let total = 0;
@@ -107,10 +109,19 @@ function perHead(weights, H, n, m, term) {
     for (let i = 0; i < n; i++) {
       let s = 0;
       let mass = 0;
-      for (let j = 0; j < m; j++) {
-        const w = weights[hd * n * m + i * m + j];
-        mass += w;
-        s += term(w, i, j);
+      const at = hd * n * m + i * m;
+      if (entropy) {
+        for (let j = 0; j < m; j++) {
+          const w = weights[at + j];
+          mass += w;
+          if (w > 0) s -= w * Math.log(w);
+        }
+      } else {
+        for (let j = 0; j < m; j++) {
+          const w = weights[at + j];
+          mass += w;
+          s += w * (i > j ? i - j : j - i);
+        }
       }
       if (mass > 0) {
         total += s;

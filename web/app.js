@@ -44,7 +44,9 @@ let lastError = null;
 
 // ---- the worker: latest request wins; a newer request while one runs is sent when it finishes
 
-const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+// started by boot.js (index.html runs it first) so that it loads while this graph does; a page without it
+// starts its own
+let worker = null;
 let seq = 0;
 let inflight = null;
 let pending = false;
@@ -67,7 +69,7 @@ function request() {
   worker.postMessage({ id: inflight.id, state: inflight.state });
 }
 
-worker.addEventListener('message', (e) => {
+function onWorkerMessage(e) {
   const msg = e.data;
   if (msg.type === 'ready') {
     Object.assign(info, {
@@ -121,10 +123,18 @@ worker.addEventListener('message', (e) => {
     showError(msg.error.message);
     finish();
   }
-});
-worker.addEventListener('error', (e) => {
-  showError(t('error.worker', { message: e.message || t('error.seeConsole') }));
-});
+}
+
+/** The compute worker boot.js started (its early messages replayed now), or a new one. */
+function startWorker() {
+  const boot = globalThis.__attnscopeBoot;
+  const w = boot ? boot.take(onWorkerMessage) : new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  if (!boot) w.addEventListener('message', onWorkerMessage);
+  w.addEventListener('error', (e) => {
+    showError(t('error.worker', { message: e.message || t('error.seeConsole') }));
+  });
+  return w;
+}
 
 // ---- the attention-family worker (additive attention, kernel regression): one request per kind in
 // flight, the newest parameters sent when it returns, and at most one draw per animation frame — so
@@ -410,7 +420,7 @@ const widthOf = (id) => Math.max(240, $(id).clientWidth);
 
 function select(i) {
   state.token = i;
-  saveHash();
+  saveHashSoon();
   renderAll();
 }
 
@@ -488,7 +498,7 @@ function renderAll(done) {
         onLayer: showLayer,
         // the step-by-step and causal views follow in the next frame: reading their width right after the
         // maps were replaced forced a layout inside the same task
-        onHeads: (next) => { state.heads = headsString(next, H); saveHash(); requestAnimationFrame(() => { renderSteps(); renderCausal(); }); },
+        onHeads: (next) => { state.heads = headsString(next, H); saveHashSoon(); requestAnimationFrame(() => { renderSteps(); renderCausal(); }); },
         onSelect: (i) => selectShown(shown, i),
       }));
     }
@@ -512,8 +522,10 @@ function renderAll(done) {
     }
     const t0 = performance.now();
     stages[k]();
+    const t1 = performance.now();
     document.body.offsetHeight; // count style and layout in the measured time
     spent += performance.now() - t0;
+    (window.__stageT ??= []).push([k, t1 - t0, performance.now() - t1]);
     if (k + 1 < stages.length) requestAnimationFrame(() => step(k + 1));
     else {
       document.documentElement.dataset.drawn = String(gen); // every view is drawn (tests wait on this)
@@ -783,10 +795,17 @@ function syncVisibility() {
 }
 
 let writtenHash = location.hash;
+let hashTimer = 0;
 function saveHash() {
+  clearTimeout(hashTimer);
+  hashTimer = 0;
   const hash = serialize(state);
   writtenHash = hash;
   history.replaceState(null, '', hash || `${location.pathname}${location.search}`);
+}
+/** saveHash in a task of its own: with a long text replaceState takes 10–20 ms, kept out of a click's task. */
+function saveHashSoon() {
+  if (!hashTimer) hashTimer = setTimeout(saveHash, 0);
 }
 
 function change(key, value, delay = 120) {
@@ -904,9 +923,9 @@ function wire() {
   $('padding').addEventListener('change', () => change('padding', $('padding').checked, 0));
   $('causal').addEventListener('change', () => { change('arch', $('causal').checked ? 'decoder' : 'encoder', 0); $('arch').value = state.arch; });
   $('arch').addEventListener('change', () => { $('causal').checked = state.arch === 'decoder'; $('causal').disabled = state.arch === 'encoder-decoder'; });
-  // 40 ms: a burst of keys still makes one run (the worker also drops stale requests), and a single key is
-  // computed almost at once (150 ms here was a third of the keystroke → drawn budget at 128 tokens)
-  for (const id of ['text', 'source', 'target']) $(id).addEventListener('input', () => change(id, $(id).value, 40));
+  // no delay: a key is sent at once when the worker is idle; keys typed while it computes collapse into one
+  // request for the newest text, sent when the running one returns (request(): latest wins)
+  for (const id of ['text', 'source', 'target']) $(id).addEventListener('input', () => change(id, $(id).value, 0));
   $('controls').addEventListener('submit', (e) => e.preventDefault());
   $('lang').addEventListener('change', () => {
     state.lang = $('lang').value;
@@ -1013,4 +1032,5 @@ Object.defineProperty(window, '__attnscope', {
 useLanguage(detectLanguage(state.lang));
 syncControls();
 wire();
+worker = startWorker(); // last: its early messages (ready) update what the lines above set up
 schedule(0);

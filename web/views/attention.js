@@ -43,30 +43,55 @@ export function attentionView(o) {
     for (let i = 0; i < w.length; i++) if (w[i] > mx) mx = w[i];
     return mx > 0 ? mx : 1;
   };
+  // A head toggle redraws the tiles from the maps already drawn: only a newly shown head's map is made (at 512
+  // tokens x 12 heads, remaking every map took ~300 ms of one task). A map made later starts on the row the
+  // shown ones have moved to (the page moves it with selectRow after a token click, without a new view).
+  const made = new Map(); // `${kind}|${head}|${tile width}` -> the heatmap element
+  let row = o.token;
+  const his = new Map(); // weights -> colour domain top
   function maps(sel, weights, rowsTok, colsTok, kind, caption, scores) {
     const m = colsTok.length;
-    const hi = top(weights);
+    if (!his.has(weights)) his.set(weights, top(weights));
+    const hi = his.get(weights);
     const tile = tileWidth(width, sel.length);
-    return h('div', { class: 'hm-tiles' }, sel.map((hd) => heatmap({
+    return h('div', { class: 'hm-tiles' }, sel.map((hd) => {
+      const key = `${kind}|${hd}|${tile}`;
+      if (!made.has(key)) made.set(key, tileMap(hd, weights, rowsTok, colsTok, kind, caption, scores, m, hi, tile));
+      return made.get(key);
+    }));
+  }
+  function tileMap(hd, weights, rowsTok, colsTok, kind, caption, scores, m, hi, tile) {
+    const el = heatmap({
       values: weights.subarray(hd * rowsTok.length * m, (hd + 1) * rowsTok.length * m),
       blockedBy: scores?.subarray(hd * rowsTok.length * m, (hd + 1) * rowsTok.length * m),
       rows: rowsTok.length, cols: m, map: colors.weights, kind: 'weights', domain: [0, hi],
       rowLabels: rowsTok, colLabels: colsTok, rowName: t('axis.query'), colName: t(kind === 'cross' ? 'axis.sourceKey' : 'axis.key'),
       title: `${caption} · ${t('attention.head', { h: hd + 1 })}${L.kind === 'simple' && kind === 'attention' ? ' · softmax(X·Xᵀ)' : ''}`,
       width: tile, cellMax: 30, legendLabel: t('heatmap.weight'),
-      dataset: { kind, layer, head: hd }, selectedRow: kind === 'attention' ? o.token : null,
+      dataset: { kind, layer, head: hd }, selectedRow: kind === 'attention' ? row : null,
       onCell: kind === 'attention' ? ((i) => o.onSelect(i)) : null,
-    })));
+    });
+    if (kind === 'attention' && el.selectRow) {
+      const move = el.selectRow;
+      el.selectRow = (i) => { row = i; move(i); };
+    }
+    return el;
   }
 
+  // the lines views are made once and given the new heads (their tokens stay)
+  let lines = null;
+  let crossLines = null;
   function draw(sel) {
     sel = sel.length ? sel : [0];
-    const parts = [maps(sel, L.attention.weights, trace.tokens, trace.tokens, 'attention', t('attention.layer', { l: layer + 1 }), L.attention.scores)];
-    parts.push(linesView({ rowTokens: trace.tokens, colTokens: trace.tokens, weights: L.attention.weights, heads: sel, width: Math.min(width, 520) }));
+    if (lines) lines.setHeads(sel);
+    else lines = linesView({ rowTokens: trace.tokens, colTokens: trace.tokens, weights: L.attention.weights, heads: sel, width: Math.min(width, 520) });
+    const parts = [maps(sel, L.attention.weights, trace.tokens, trace.tokens, 'attention', t('attention.layer', { l: layer + 1 }), L.attention.scores), lines];
     if (L.cross && trace.source) {
+      if (crossLines) crossLines.setHeads(sel);
+      else crossLines = linesView({ rowTokens: trace.tokens, colTokens: trace.source.tokens, weights: L.cross.weights, heads: sel, width: Math.min(width, 520), title: t('lines.alignments') });
       parts.push(h('h3', { class: 'sub-title', text: t('attention.crossTitle') }));
       parts.push(maps(sel, L.cross.weights, trace.tokens, trace.source.tokens, 'cross', t('attention.crossLayer', { l: layer + 1 }), L.cross.scores));
-      parts.push(linesView({ rowTokens: trace.tokens, colTokens: trace.source.tokens, weights: L.cross.weights, heads: sel, width: Math.min(width, 520), title: t('lines.alignments') }));
+      parts.push(crossLines);
     }
     body.replaceChildren(...parts);
   }

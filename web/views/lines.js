@@ -6,9 +6,13 @@ import { headColor } from '../colors.js';
 import { textWidth } from './heatmap.js';
 import { t } from '../i18n.js';
 
-/** linesView({ rowTokens, colTokens, weights [H, n, m], heads: number[], width }) → HTMLElement */
+/**
+ * linesView({ rowTokens, colTokens, weights [H, n, m], heads: number[], width }) → HTMLElement, whose
+ * setHeads(heads) redraws the lines of other heads in place (tokens and canvas kept).
+ */
 export function linesView(o) {
-  const { rowTokens, colTokens, weights, heads } = o;
+  const { rowTokens, colTokens, weights } = o;
+  let heads = o.heads;
   const n = rowTokens.length;
   const m = colTokens.length;
   const pitch = Math.max(n, m) <= 40 ? 20 : Math.max(n, m) <= 80 ? 15 : 12;
@@ -31,9 +35,8 @@ export function linesView(o) {
   // is a 1.4-px antialiased span stepped along its major axis, blended over the panel colour with alpha = weight.
   // Without a hovered token only the MAX_LINES strongest links are drawn; the caption says so.
   const MAX_LINES = 800;
-  let floor = 0.004;
-  const total = heads.length * n * m;
-  if (total > MAX_LINES) {
+  const floorOf = () => {
+    if (heads.length * n * m <= MAX_LINES) return 0.004;
     // the weight of the MAX_LINES-th strongest link, from a 4096-bin histogram (no sort of 131k values)
     const BINS = 4096;
     const hist = new Uint32Array(BINS);
@@ -49,8 +52,9 @@ export function linesView(o) {
       count += hist[b];
       if (count >= MAX_LINES) break;
     }
-    floor = Math.max(floor, b / BINS);
-  }
+    return Math.max(0.004, b / BINS);
+  };
+  let floor = floorOf();
   // the panel's colour (light or dark theme, style.css --panel) is the background the lines blend over
   const panel = (() => {
     const v = getComputedStyle(document.documentElement).getPropertyValue('--panel').trim();
@@ -77,9 +81,38 @@ export function linesView(o) {
     return Math.max(0.004, ws[FOCUS_LINES - 1]);
   }
   let base = null; // the unfocused picture, kept to restore when the pointer leaves a token
+  // The links a picture shows: [head, query, key] triples and their weights, in head, query, key order.
+  function linksOf(focus) {
+    const least = focus ? focusFloor(focus) : floor;
+    const at = [];
+    const ws = [];
+    for (const hd of heads) {
+      const i0 = focus?.side === 'left' ? focus.i : 0;
+      const i1 = focus?.side === 'left' ? focus.i + 1 : n;
+      for (let i = i0; i < i1; i++) {
+        const j0 = focus?.side === 'right' ? focus.i : 0;
+        const j1 = focus?.side === 'right' ? focus.i + 1 : m;
+        for (let j = j0; j < j1; j++) {
+          const w = weights[hd * n * m + i * m + j];
+          if (!(w >= least)) continue;
+          at.push(hd, i, j);
+          ws.push(w);
+        }
+      }
+    }
+    return { at, ws };
+  }
+  // A picture is rasterised in slices of at most SLICE_MS, so hovering, clicking or toggling a head at 512 tokens
+  // never holds the main thread for long (800 lines 6,000 px tall took ~200 ms in one task); a newer picture
+  // abandons an older one. The canvas gets the finished picture (data-drawn counts them).
+  const SLICE_MS = 12;
+  let job = 0;
+  let drawn = 0;
   function draw(focus) {
+    const mine = ++job;
     if (!focus && base) {
       ctx.putImageData(base, 0, 0);
+      canvas.dataset.drawn = String(++drawn);
       return;
     }
     for (let k = 0; k < rgb.length; k += 3) {
@@ -88,29 +121,32 @@ export function linesView(o) {
       rgb[k + 2] = panel[2];
     }
     const alpha = heads.length > 1 ? 0.9 : 1;
-    const least = focus ? focusFloor(focus) : floor;
-    for (const hd of heads) {
-      const c = rgbOf(headColor(hd));
-      const at = hd * n * m;
-      for (let i = 0; i < n; i++) {
-        if (focus && focus.side === 'left' && focus.i !== i) continue;
-        for (let j = 0; j < m; j++) {
-          if (focus && focus.side === 'right' && focus.i !== j) continue;
-          const w = weights[at + i * m + j];
-          if (!(w >= least)) continue;
-          rasterLine(rgb, cw, chh, 0, y(i), cw - 1, y(j), c[0], c[1], c[2], Math.min(1, w * alpha), 0.7 * dpr);
+    const { at, ws } = linksOf(focus);
+    const colours = new Map(heads.map((hd) => [hd, rgbOf(headColor(hd))]));
+    let next = 0;
+    const slice = () => {
+      if (mine !== job) return; // a newer picture was asked for
+      const t0 = performance.now();
+      for (; next < ws.length; next++) {
+        if ((next & 15) === 0 && next > 0 && performance.now() - t0 > SLICE_MS) {
+          setTimeout(slice, 0);
+          return;
         }
+        const c = colours.get(at[3 * next]);
+        rasterLine(rgb, cw, chh, 0, y(at[3 * next + 1]), cw - 1, y(at[3 * next + 2]), c[0], c[1], c[2], Math.min(1, ws[next] * alpha), 0.7 * dpr);
       }
-    }
-    const px = img.data;
-    for (let q = 0, k = 0; q < px.length; q += 4, k += 3) {
-      px[q] = rgb[k];
-      px[q + 1] = rgb[k + 1];
-      px[q + 2] = rgb[k + 2];
-      px[q + 3] = 255;
-    }
-    ctx.putImageData(img, 0, 0);
-    if (!focus) base = new ImageData(Uint8ClampedArray.from(px), cw, chh);
+      const px = img.data;
+      for (let q = 0, k = 0; q < px.length; q += 4, k += 3) {
+        px[q] = rgb[k];
+        px[q + 1] = rgb[k + 1];
+        px[q + 2] = rgb[k + 2];
+        px[q + 3] = 255;
+      }
+      ctx.putImageData(img, 0, 0);
+      if (!focus) base = new ImageData(Uint8ClampedArray.from(px), cw, chh);
+      canvas.dataset.drawn = String(++drawn);
+    };
+    slice();
   }
   // drawn two frames later, after the page's next render step, so no frame carries both
   requestAnimationFrame(() => requestAnimationFrame(() => draw(null)));
@@ -149,9 +185,19 @@ export function linesView(o) {
     box.addEventListener('focusout', off);
     return box;
   };
-  return h('figure', { class: 'lines' },
-    h('figcaption', { class: 'hm-title', text: `${o.title ?? t('lines.title')}${floor > 0.004 ? t('lines.floor', { floor: floor.toFixed(3) }) : ''}` }),
+  const caption = () => `${o.title ?? t('lines.title')}${floor > 0.004 ? t('lines.floor', { floor: floor.toFixed(3) }) : ''}`;
+  const title = h('figcaption', { class: 'hm-title', text: caption() });
+  const fig = h('figure', { class: 'lines' }, title,
     h('div', { class: 'lines-body' }, side(rowTokens, 'left'), canvas, side(colTokens, 'right')));
+  fig.setHeads = (next) => {
+    heads = next;
+    floor = floorOf();
+    base = null;
+    canvas.dataset.heads = heads.join(',');
+    title.textContent = caption();
+    draw(null);
+  };
+  return fig;
 }
 
 /**

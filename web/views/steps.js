@@ -14,6 +14,12 @@ import { t } from '../i18n.js';
 
 const row = (a, i, w) => a.subarray(i * w, (i + 1) * w);
 
+// Rows longer than this are windowed: only the cells in view (and a margin) are in the DOM, made as the row
+// scrolls — at 512 keys a step view held ~5,000 number cells, 70 ms to build on every head or token change.
+const WINDOWED_AFTER = 96;
+const CELL_PX = 60; // a windowed cell's pitch: .num's min-width 58 px + the row's 2 px gap (style.css .numtrack)
+const WINDOW_CELLS = 40; // cells made before the row's width is known (2,400 px)
+
 /** A labelled row of numbers (one per key, or one per dimension), coloured by value. */
 function numRow({ labels, values, map = colors.signed, domain, name, emphasize }) {
   const [lo, hi] = domain ?? colors.domainOf(values, 'signed');
@@ -21,19 +27,50 @@ function numRow({ labels, values, map = colors.signed, domain, name, emphasize }
   const box = h('div', {
     class: 'numrow', dataset: { name: name ?? '' }, 'data-no-i18n': '', tabindex: 0,
   });
-  values.forEach((v, j) => {
+  const cell = (v, j) => {
     // one element per number (label on the first line, styled by ::first-line): rows of 128 keys stay cheap
-    const cell = h('span', {
+    const el = h('span', {
       class: `num${emphasize === j ? ' emph' : ''}`,
-      dataset: { value: Number.isFinite(v) ? v : String(v) },
+      dataset: { value: Number.isFinite(v) ? v : String(v), j },
       text: `${labels ? tokenLabel(labels[j], 8) : String(j)}\n${fmt(v)}`,
     });
     if (Number.isFinite(v)) {
-      cell.style.background = colors.cssColor(map, v, lo, hi);
-      cell.style.color = colors.textOn(map, v, lo, hi);
-    } else cell.classList.add('masked');
-    box.append(cell);
-  });
+      el.style.background = colors.cssColor(map, v, lo, hi);
+      el.style.color = colors.textOn(map, v, lo, hi);
+    } else el.classList.add('masked');
+    return el;
+  };
+  if (values.length <= WINDOWED_AFTER) {
+    values.forEach((v, j) => box.append(cell(v, j)));
+    return box;
+  }
+  box.classList.add('windowed');
+  box.dataset.count = String(values.length);
+  const track = h('div', { class: 'numtrack' });
+  track.style.width = `${values.length * CELL_PX}px`;
+  box.append(track);
+  const made = new Map(); // j -> cell
+  const show = (first, last) => {
+    for (const [j, el] of made) if (j < first || j > last) { el.remove(); made.delete(j); }
+    for (let j = Math.max(0, first); j <= Math.min(values.length - 1, last); j++) {
+      if (made.has(j)) continue;
+      const el = cell(values[j], j);
+      el.style.left = `${j * CELL_PX}px`;
+      made.set(j, el);
+      track.append(el);
+    }
+  };
+  show(0, WINDOW_CELLS - 1);
+  let queued = false;
+  box.addEventListener('scroll', () => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      const first = Math.floor(box.scrollLeft / CELL_PX) - 8;
+      show(first, first + Math.ceil(box.clientWidth / CELL_PX) + 16);
+    });
+  }, { passive: true });
   return box;
 }
 
