@@ -522,10 +522,8 @@ function renderAll(done) {
     }
     const t0 = performance.now();
     stages[k]();
-    const t1 = performance.now();
     document.body.offsetHeight; // count style and layout in the measured time
     spent += performance.now() - t0;
-    (window.__stageT ??= []).push([k, t1 - t0, performance.now() - t1]);
     if (k + 1 < stages.length) requestAnimationFrame(() => step(k + 1));
     else {
       document.documentElement.dataset.drawn = String(gen); // every view is drawn (tests wait on this)
