@@ -1,10 +1,14 @@
 // kernels_bench.cpp: throughput of every kernel_list.h GEMM and softmax entry, medians of >= 10 timed
 // runs after one warm-up (wall clock, plus process CPU time for GEMM), printed as a Markdown table with
-// the wasmsimd/scalar ratio.
+// the wasmsimd/scalar ratio; then a profile of multi-head attention at the comparative bench's shapes: the
+// whole forward (attention::multi_head_attention_unchecked, weights not returned, one thread) beside its
+// phases timed alone with the active kernels — the four projections, Q·Kᵀ and weights·V per head, the
+// softmax — and the rest (scale, copies into per-head panels, allocation) as the difference.
 // Layer: bench (kernels). Natively only scalar entries exist; the wasm build (SIMD core) has both.
 // Note: in the wasm build the scalar twins are compiled with -msimd128 too, so clang may auto-vectorize
 // their element-wise loops (gemm_nn's row update); the naive column is a plain i-j-p triple loop.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -16,7 +20,9 @@
 #include <ctime>
 #endif
 
+#include "attention/multi_head.h"
 #include "kernels/kernel_entries.h"
+#include "kernels/kernels.h"
 
 namespace {
 
@@ -185,6 +191,56 @@ int main() {
     cell(rate[1]);
     if (rate[0] > 0 && rate[1] > 0) std::printf(" %6.2fx |\n", rate[1] / rate[0]);
     else std::printf(" — |\n");
+  }
+
+  // ---- multi-head attention: where the time goes (one thread, the active table)
+  const KernelTable& kt = active_kernels();
+  std::printf("\nMulti-head self-attention profile (%s kernels, one thread): median ms of the whole forward and of its"
+              " phases run alone; GFLOP/s of each GEMM phase\n\n", kt.isa);
+  std::printf("| (n, d, h) | whole | projections ×4 | Q·Kᵀ | softmax | weights·V | rest | whole GFLOP/s | proj GFLOP/s |"
+              " Q·Kᵀ GFLOP/s | w·V GFLOP/s |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const auto& shape : {std::array{64, 256, 4}, std::array{128, 512, 8}, std::array{512, 768, 12},
+                            std::array{1024, 768, 12}}) {
+    const int n = shape[0], d = shape[1], h = shape[2], hd = d / h;
+    const auto x = filled(static_cast<std::size_t>(n) * d, 5);
+    const auto wq = filled(static_cast<std::size_t>(d) * d, 6), wk = filled(static_cast<std::size_t>(d) * d, 7);
+    const auto wv = filled(static_cast<std::size_t>(d) * d, 8), wo = filled(static_cast<std::size_t>(d) * d, 9);
+    attnscope::attention::MhaArgs args;
+    args.query = x;
+    args.key = x;
+    args.value = x;
+    args.nq = n;
+    args.nk = n;
+    args.d_model = d;
+    args.num_heads = h;
+    args.kdim = d;
+    args.vdim = d;
+    args.w.wq = wq;
+    args.w.wk = wk;
+    args.w.wv = wv;
+    args.w.wo = wo;
+    args.need_weights = false;
+    args.weights_checked = true;
+    const int samples = n >= 512 ? 5 : kSamples;
+    const double whole = median_seconds([&] { (void)attnscope::attention::detail::multi_head_attention_unchecked(args); }, samples);
+    std::vector<float> q(static_cast<std::size_t>(n) * d), p(static_cast<std::size_t>(n) * n), o(static_cast<std::size_t>(n) * d);
+    const double proj = median_seconds([&] {
+      for (const auto* w : {&wq, &wk, &wv, &wo}) kt.gemm_nn(n, d, d, 1.0f, x.data(), d, w->data(), d, nullptr, q.data(), d);
+    }, samples);
+    const double qk = median_seconds([&] {
+      for (int hh = 0; hh < h; ++hh) kt.gemm_nt(n, n, hd, 0.125f, x.data() + hh * hd, d, x.data() + hh * hd, d, nullptr, p.data(), n);
+    }, samples);
+    const double sm = median_seconds([&] {
+      for (int hh = 0; hh < h; ++hh) kt.softmax_rows(n, n, p.data(), n, p.data(), n);
+    }, samples);
+    const double pv = median_seconds([&] {
+      for (int hh = 0; hh < h; ++hh) kt.gemm_nn(n, hd, n, 1.0f, p.data(), n, x.data() + hh * hd, d, nullptr, o.data() + hh * hd, d);
+    }, samples);
+    const double proj_flop = 8.0 * n * d * d, attn_flop = 2.0 * n * n * d;
+    std::printf("| %d, %d, %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f | %.1f | %.1f | %.1f |\n", n, d, h,
+                whole * 1e3, proj * 1e3, qk * 1e3, sm * 1e3, pv * 1e3, (whole - proj - qk - sm - pv) * 1e3,
+                (proj_flop + 2 * attn_flop) / whole / 1e9, proj_flop / proj / 1e9, attn_flop / qk / 1e9, attn_flop / pv / 1e9);
+    std::fflush(stdout);
   }
   return 0;
 }
