@@ -205,22 +205,10 @@ int main() {
     const auto x = filled(static_cast<std::size_t>(n) * d, 5);
     const auto wq = filled(static_cast<std::size_t>(d) * d, 6), wk = filled(static_cast<std::size_t>(d) * d, 7);
     const auto wv = filled(static_cast<std::size_t>(d) * d, 8), wo = filled(static_cast<std::size_t>(d) * d, 9);
-    attnscope::attention::MhaArgs args;
-    args.query = x;
-    args.key = x;
-    args.value = x;
-    args.nq = n;
-    args.nk = n;
-    args.d_model = d;
-    args.num_heads = h;
-    args.kdim = d;
-    args.vdim = d;
-    args.w.wq = wq;
-    args.w.wk = wk;
-    args.w.wv = wv;
-    args.w.wo = wo;
-    args.need_weights = false;
-    args.weights_checked = true;
+    const attnscope::attention::MhaArgs args{.query = x, .key = x, .value = x, .nq = n, .nk = n, .d_model = d,
+                                             .num_heads = h, .kdim = d, .vdim = d,
+                                             .w = {.wq = wq, .wk = wk, .wv = wv, .wo = wo},
+                                             .need_weights = false, .weights_checked = true};
     const int samples = n >= 512 ? 5 : kSamples;
     const double whole = median_seconds([&] { (void)attnscope::attention::detail::multi_head_attention_unchecked(args); }, samples);
     std::vector<float> q(static_cast<std::size_t>(n) * d), p(static_cast<std::size_t>(n) * n), o(static_cast<std::size_t>(n) * d);
