@@ -17,7 +17,8 @@ await cp(path.join(root, 'bindings', 'js'), path.join(site, 'bindings', 'js'), {
   recursive: true, filter: (src) => !src.endsWith('.d.ts'),
 });
 for (const f of ['attnscope.mjs', 'attnscope.wasm', 'attnscope.simd.wasm',
-  'attnscope.simd.mt.mjs', 'attnscope.simd.mt.wasm', 'attnscope.simd.mt.worker.cjs', 'attnscope.relaxed.wasm']) {
+  'attnscope.simd.mt.mjs', 'attnscope.simd.mt.wasm', 'attnscope.simd.mt.worker.cjs', 'attnscope.relaxed.wasm',
+  'attnscope.relaxed.mt.wasm']) {
   await cp(path.join(root, 'dist', f), path.join(site, 'dist', f));
 }
 // The bundled trained models (bindings/js/bundled.js fetches models/<name>/ relative to itself): the files the

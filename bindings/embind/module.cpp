@@ -15,6 +15,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "attention/attention.h"
 #include "core/parallel.h"
@@ -249,17 +250,50 @@ std::string isa() { return kernels::active_kernels().isa; }
 // the Web Workers the glue pre-loaded (loader.js sizes that pool). 1 in the single-threaded modules.
 int set_threads(int n) { return core::set_thread_count(n); }
 
-// Installs the GEMM micro-kernel at table index `index` (the relaxed-SIMD leaf module's export, put in this
-// module's table by bindings/js/loader.js; 0 restores the built-in one). True when it is in use. The threaded
-// module refuses: its workers each have their own table, where the index means nothing.
-bool set_gemm_micro_kernel(std::uintptr_t index) {
 #if defined(__EMSCRIPTEN_PTHREADS__)
-  (void)index;
-  return false;
+// Runs in a pool thread's own worker: compiles the relaxed-SIMD kernel module from its bytes (in the shared
+// heap), instantiates it on the shared memory and puts its export at `index` of this thread's table, which must
+// be the next free slot (the main thread's table grew to the same length). 1 when done, 0 otherwise (then this
+// thread keeps the built-in kernel).
+EM_JS(int, install_kernel_in_this_thread, (const unsigned char* bytes, int size, int index), {
+  try {
+    var mod = new WebAssembly.Module(HEAPU8.slice(bytes, bytes + size));
+    var fn = new WebAssembly.Instance(mod, {env : {memory : wasmMemory}}).exports['f32_gemm_ukernel_4x8__wasmrelaxedsimd'];
+    if (typeof fn !== 'function' || wasmTable.length !== index) return 0;
+    wasmTable.grow(1);
+    wasmTable.set(index, fn);
+    return 1;
+  } catch (e) {
+    return 0;
+  }
+});
+
+std::string g_kernel_module;  // the kernel module's bytes, for the pool threads to install
+int g_kernel_index = 0;
+
+void install_kernel_on_worker() {
+  const bool ok = g_kernel_index != 0 &&
+                  install_kernel_in_this_thread(reinterpret_cast<const unsigned char*>(g_kernel_module.data()),
+                                                static_cast<int>(g_kernel_module.size()), g_kernel_index) == 1;
+  kernels::set_gemm_ukernel_4x8(
+      ok ? reinterpret_cast<kernels::GemmUkernel4x8Fn>(static_cast<std::uintptr_t>(g_kernel_index)) : nullptr);
+}
+#endif
+
+// Installs the GEMM micro-kernel at table index `index` (the relaxed-SIMD leaf module's export, put in this
+// module's table by bindings/js/loader.js; 0 restores the built-in one). True when it is in use. In the threaded
+// module every pool thread has a table of its own: each puts the kernel at the same index from
+// `kernel_module` (the leaf module's bytes) before its next piece of work (core::set_worker_init).
+bool set_gemm_micro_kernel(std::uintptr_t index, std::string kernel_module) {
+#if defined(__EMSCRIPTEN_PTHREADS__)
+  g_kernel_module = std::move(kernel_module);
+  g_kernel_index = static_cast<int>(index);
+  core::set_worker_init(&install_kernel_on_worker);
 #else
+  (void)kernel_module;
+#endif
   // A function pointer in wasm32 is its index in the table (0 is the null entry).
   return kernels::set_gemm_ukernel_4x8(reinterpret_cast<kernels::GemmUkernel4x8Fn>(index));
-#endif
 }
 
 // Heap facts for leak tests: total wasm memory and bytes currently allocated by malloc.

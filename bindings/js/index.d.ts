@@ -23,9 +23,9 @@ export interface CreateOptions {
   threads?: 'auto' | number;
   /**
    * 'auto' (default): the fused multiply-add (relaxed SIMD) GEMM micro-kernel where the engine validates relaxed
-   * SIMD (Chromium; Node with --experimental-wasm-relaxed-simd) and the single-threaded SIMD128 build runs;
-   * true: require it (throws where it cannot run; threads 'auto' then means 1); false: the SIMD128 mul + add
-   * kernel. Results differ from it in the last bits only (one rounding per product-sum instead of two).
+   * SIMD (Chromium; Node with --experimental-wasm-relaxed-simd) and a SIMD128 build runs (one thread or
+   * several); true: require it (throws where it cannot run); false: the SIMD128 mul + add kernel. Results
+   * differ from it in the last bits only (one rounding per product-sum instead of two).
    */
   relaxedSimd?: 'auto' | boolean;
 }

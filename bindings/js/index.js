@@ -371,8 +371,8 @@ class AttnScope {
  * Loads attnscope. `options.simd`: 'auto' (default: SIMD128 when the engine supports it), true or false.
  * `options.threads`: 'auto' (default: up to 4 cores in Node and cross-origin-isolated pages, else 1) or a
  * positive integer (at most 16). `options.relaxedSimd`: 'auto' (default: the fused multiply-add GEMM kernel
- * where the engine validates relaxed SIMD and one SIMD128 thread runs), true (require it: throws where it
- * cannot run; threads 'auto' then means 1) or false.
+ * where the engine validates relaxed SIMD and the SIMD128 build runs), true (require it: throws where it
+ * cannot run) or false.
  * @example
  *   import { createAttnScope } from 'attnscope';
  *   const as = await createAttnScope();

@@ -4,10 +4,11 @@
 // under Node 20 (TOOLCHAIN.md 3) and lets one glue serve both .wasm files (they differ only in name, 9).
 // Threads (TOOLCHAIN.md 16): with threads > 1 the threaded SIMD128 module (dist/attnscope.simd.mt.*) is
 // imported instead, with a pool of threads - 1 pre-loaded workers whose Node handles are unref'd so the
-// process still exits by itself. Fused multiply-add (TOOLCHAIN.md 15): in the single-threaded SIMD128 module,
-// dist/attnscope.relaxed.wasm (a leaf module holding the relaxed-SIMD GEMM micro-kernel, kernels-relaxed/) is
-// instantiated on the module's own memory where the engine validates it, and its export put in the module's
-// function table for the GEMMs to call. This is the only file that imports the glues.
+// process still exits by itself. Fused multiply-add (TOOLCHAIN.md 15): in the SIMD128 modules,
+// dist/attnscope.relaxed.wasm (a leaf module holding the relaxed-SIMD GEMM micro-kernel, kernels-relaxed/; its
+// shared-memory twin .relaxed.mt.wasm for the threaded module) is instantiated on the module's own memory where
+// the engine validates it, and its export put in the module's function table (and each pool thread's) for the
+// GEMMs to call. This is the only file that imports the glues.
 import createAttnscope from '../../dist/attnscope.mjs';
 
 /*
@@ -109,13 +110,13 @@ async function loadThreaded(threads) {
 /** The relaxed-SIMD kernel module's one export (kernels-relaxed/f32-gemm-4x8-wasmrelaxedsimd.c). */
 const RELAXED_KERNEL = 'f32_gemm_ukernel_4x8__wasmrelaxedsimd';
 
-/** The bytes of dist/attnscope.relaxed.wasm when this engine validates them, else a reason it cannot run. */
-async function relaxedKernelBytes() {
+/** The bytes of the kernel module `file` when this engine validates them, else a reason it cannot run. */
+async function relaxedKernelBytes(file) {
   let bytes;
   try {
-    bytes = await readWasm('attnscope.relaxed.wasm');
+    bytes = await readWasm(file);
   } catch {
-    return { reason: 'is not available: dist/attnscope.relaxed.wasm is missing (it is built where clang-16 is installed)' };
+    return { reason: `is not available: dist/${file} is missing (it is built where clang-16 is installed)` };
   }
   let valid = false;
   try {
@@ -127,28 +128,33 @@ async function relaxedKernelBytes() {
 }
 
 /**
- * Puts the relaxed-SIMD micro-kernel into the single-threaded SIMD128 `module`: instantiated on the module's
- * memory, appended to its function table, handed to setGemmMicroKernel. Resolves true when it runs; with
- * relaxedSimd 'auto' any obstacle means false, with true it throws naming the obstacle.
+ * Puts the relaxed-SIMD micro-kernel into the SIMD128 `module`: instantiated on the module's memory, appended to
+ * its function table, handed to setGemmMicroKernel — with its bytes in the threaded module, whose pool threads
+ * each put it into their own table (the shared-memory variant, dist/attnscope.relaxed.mt.wasm). Resolves true
+ * when it runs; with relaxedSimd 'auto' any obstacle means false, with true it throws naming the obstacle.
  */
-async function installRelaxedKernel(module, relaxedSimd) {
+async function installRelaxedKernel(module, relaxedSimd, threaded) {
   const unavailable = (reason) => {
     if (relaxedSimd === true) throw new Error(`createAttnScope: relaxedSimd (true) ${reason}`);
     return false;
   };
-  const { bytes, reason } = await relaxedKernelBytes();
+  const file = threaded ? 'attnscope.relaxed.mt.wasm' : 'attnscope.relaxed.wasm';
+  const { bytes, reason } = await relaxedKernelBytes(file);
   if (!bytes) return unavailable(reason);
-  // The glue's exports are minified: find the memory and the table by kind.
+  // The glue's exports are minified: find the memory (the threaded module's is created by its glue) and the
+  // table by kind.
   const exported = Object.values(module.asm ?? {});
-  const memory = exported.find((v) => v instanceof WebAssembly.Memory);
+  const memory = module.wasmMemory ?? exported.find((v) => v instanceof WebAssembly.Memory);
   const table = exported.find((v) => v instanceof WebAssembly.Table);
   if (!memory || !table) return unavailable('cannot be installed: the module exports no memory or function table');
   const { instance } = await WebAssembly.instantiate(bytes, { env: { memory } });
   const kernel = instance.exports[RELAXED_KERNEL];
-  if (typeof kernel !== 'function') return unavailable(`cannot be installed: dist/attnscope.relaxed.wasm has no ${RELAXED_KERNEL}`);
+  if (typeof kernel !== 'function') return unavailable(`cannot be installed: dist/${file} has no ${RELAXED_KERNEL}`);
   const index = table.grow(1);
   table.set(index, kernel);
-  if (!module.setGemmMicroKernel(index)) return unavailable('cannot be installed: this build has no 4x8 GEMM micro-kernel');
+  if (!module.setGemmMicroKernel(index, threaded ? bytes : '')) {
+    return unavailable('cannot be installed: this build has no 4x8 GEMM micro-kernel');
+  }
   return true;
 }
 
@@ -167,15 +173,9 @@ export async function loadModule(simd = 'auto', threads = 'auto', relaxedSimd = 
   if (relaxedSimd === true && !useSimd) {
     throw new Error('createAttnScope: relaxedSimd (true) needs the SIMD128 build; use relaxedSimd: \'auto\' or false with simd: false');
   }
-  // The fused multiply-add kernel runs in the single-threaded module only: each worker of the threaded one
-  // has a function table of its own, where the kernel is not installed.
-  const useThreads = relaxedSimd === true && threads === 'auto' ? 1 : await chooseThreads(threads, useSimd);
-  if (relaxedSimd === true && useThreads > 1) {
-    throw new Error(`createAttnScope: relaxedSimd (true) runs on one thread only, not with threads (${useThreads}); use threads: 1 or relaxedSimd: 'auto'`);
-  }
-  if (useThreads > 1) return { ...(await loadThreaded(useThreads)), simd: true, relaxedSimd: false };
-  const wasmBinary = await readWasm(useSimd ? 'attnscope.simd.wasm' : 'attnscope.wasm');
-  const module = await createAttnscope({ wasmBinary, ...QUIET });
-  const useRelaxed = useSimd && relaxedSimd !== false ? await installRelaxedKernel(module, relaxedSimd) : false;
-  return { module, simd: useSimd, threads: 1, relaxedSimd: useRelaxed };
+  const useThreads = await chooseThreads(threads, useSimd);
+  const loaded = useThreads > 1 ? { ...(await loadThreaded(useThreads)), simd: true }
+    : { module: await createAttnscope({ wasmBinary: await readWasm(useSimd ? 'attnscope.simd.wasm' : 'attnscope.wasm'), ...QUIET }), simd: useSimd, threads: 1 };
+  const useRelaxed = useSimd && relaxedSimd !== false ? await installRelaxedKernel(loaded.module, relaxedSimd, useThreads > 1) : false;
+  return { ...loaded, relaxedSimd: useRelaxed };
 }

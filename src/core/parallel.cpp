@@ -38,6 +38,8 @@ int thread_count() { return g_threads.load(std::memory_order_relaxed); }
 
 int set_thread_count(int) { return 1; }
 
+void set_worker_init(void (*)()) {}
+
 void parallel_for(std::int64_t count, std::int64_t, double, LoopBody body) {
   if (count > 0) body(0, count, 0);
 }
@@ -54,6 +56,10 @@ struct Job {
   std::atomic<int> done{0};   // pieces finished
   std::atomic<int> users{0};  // workers that picked this Job up and have not let go
 };
+
+// set_worker_init's function and its generation (workers compare it with the last one they ran).
+std::atomic<void (*)()> g_worker_init{nullptr};
+std::atomic<std::uint64_t> g_worker_init_generation{0};
 
 void run_pieces(Job& job) {
   for (int c = job.next.fetch_add(1, std::memory_order_acq_rel); c < job.chunks;
@@ -102,6 +108,7 @@ class Pool {
   void work() {
     t_in_parallel = true;
     std::uint64_t seen = generation_.load(std::memory_order_acquire);
+    std::uint64_t init_seen = 0;
     for (;;) {
       for (int i = 0; i < kSpin && generation_.load(std::memory_order_acquire) == seen; ++i) {
       }
@@ -114,6 +121,11 @@ class Pool {
         if (job != nullptr) job->users.fetch_add(1, std::memory_order_acq_rel);
       }
       if (job == nullptr) continue;
+      const std::uint64_t init_now = g_worker_init_generation.load(std::memory_order_acquire);
+      if (init_now != init_seen) {
+        init_seen = init_now;
+        if (auto* init = g_worker_init.load(std::memory_order_acquire)) init();
+      }
       run_pieces(*job);
       job->users.fetch_sub(1, std::memory_order_acq_rel);
     }
@@ -142,6 +154,11 @@ int set_thread_count(int n) {
   if (n > 1) pool().grow(n);
   g_threads.store(n, std::memory_order_relaxed);
   return n;
+}
+
+void set_worker_init(void (*init)()) {
+  g_worker_init.store(init, std::memory_order_release);
+  g_worker_init_generation.fetch_add(1, std::memory_order_acq_rel);
 }
 
 void parallel_for(std::int64_t count, std::int64_t grain, double flops, LoopBody body) {

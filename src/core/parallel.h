@@ -49,4 +49,10 @@ void parallel_for(std::int64_t count, std::int64_t grain, double flops, LoopBody
 // How many pieces parallel_for(count, grain, flops, …) would use: size per-chunk scratch with it.
 int parallel_chunks(std::int64_t count, std::int64_t grain, double flops);
 
+// `init` runs once on every pool worker before the next piece of work that worker takes after this call
+// (not on the calling thread): a per-thread resource, e.g. the relaxed-SIMD GEMM kernel put into a WebAssembly
+// thread's own function table. A later call replaces it and runs again on every worker; nullptr stops it.
+// Call it while no parallel_for runs. In a build without threads it is never called.
+void set_worker_init(void (*init)());
+
 }  // namespace attnscope::core

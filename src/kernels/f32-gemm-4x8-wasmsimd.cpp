@@ -36,8 +36,10 @@ constexpr int kNr = 8;
 constexpr int kKc = 256;
 constexpr int kNc = 256;
 
-// The micro-kernel installed by set_gemm_ukernel_4x8 (the relaxed-SIMD leaf module), or nullptr.
-GemmUkernel4x8Fn g_ukernel_4x8 = nullptr;
+// The micro-kernel installed by set_gemm_ukernel_4x8 (the relaxed-SIMD leaf module), or nullptr. One per
+// thread: in the threaded module a function pointer is an index into the calling thread's own table, and a
+// pool thread uses the kernel only once it has put it into its table (core::set_worker_init).
+thread_local GemmUkernel4x8Fn g_ukernel_4x8 = nullptr;
 
 // The packed panels start on a 64-byte boundary (malloc only promises 8 or 16 here), so a panel row
 // (8 floats, 32 bytes, two v128 loads) never straddles a cache line.

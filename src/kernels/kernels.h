@@ -58,9 +58,9 @@ const KernelTable& active_kernels();
 #if defined(__wasm_simd128__)
 const KernelTable& wasmsimd_kernels();
 #endif
-// Installs fn as the SIMD128 GEMMs' micro-kernel (nullptr: the built-in one again). Not synchronised:
-// call it while no GEMM runs, from the thread that runs them. Returns false, changing nothing, in a build
-// without the SIMD128 GEMM (the scalar core).
+// Installs fn as the SIMD128 GEMMs' micro-kernel on the calling thread (nullptr: the built-in one again);
+// every thread that runs GEMM pieces (core/parallel.h's pool) installs its own. Call it while no GEMM runs on
+// that thread. Returns false, changing nothing, in a build without the SIMD128 GEMM (the scalar core).
 bool set_gemm_ukernel_4x8(GemmUkernel4x8Fn fn);
 
 }  // namespace attnscope::kernels

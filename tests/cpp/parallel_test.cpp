@@ -6,7 +6,10 @@
 #include <catch.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "attention/attention.h"
@@ -54,6 +57,42 @@ TEST_CASE("parallel_for: every index once, pieces within the thread count", "[co
     REQUIRE(pieces.load() <= threads.in_use);
     REQUIRE(max_chunk < pieces.load());
   }
+}
+
+namespace {
+thread_local int t_init_runs = 0;     // how often this thread ran the worker init
+thread_local int t_init_version = 0;  // which init it ran last
+std::atomic<int> g_init_total{0};
+void init_one() { ++t_init_runs, t_init_version = 1, g_init_total.fetch_add(1); }
+void init_two() { ++t_init_runs, t_init_version = 2, g_init_total.fetch_add(1); }
+}  // namespace
+
+TEST_CASE("set_worker_init: every worker runs it once before its next piece; a new one runs again", "[core][parallel]") {
+  const Threads threads(3);
+  const auto caller = std::this_thread::get_id();
+  for (const auto& step : {std::pair{&init_one, 1}, std::pair{&init_two, 2}}) {
+    const int version = step.second;  // not a structured binding: clang 14 cannot capture those
+    core::set_worker_init(step.first);
+    for (int round = 0; round < 20; ++round) {
+      std::atomic<int> bad{0};
+      core::parallel_for(64, 1, 1e9, [&](std::int64_t, std::int64_t, int) {
+        // each piece lasts ~0.5 ms, so the workers wake in time to take some (an empty one the caller does alone)
+        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(500);
+        while (std::chrono::steady_clock::now() < until) {
+        }
+        if (std::this_thread::get_id() == caller) return;  // the caller never runs it
+        if (t_init_version != version || t_init_runs != version) bad.fetch_add(1);
+      });
+      REQUIRE(bad.load() == 0);
+    }
+  }
+  core::set_worker_init(nullptr);
+  // natively workers took pieces in 40 rounds and each ran each init once (the pool keeps every worker an earlier
+  // test started, and any of them may take a piece); the single-threaded build never runs it
+  INFO("worker init runs: " << g_init_total.load());
+  if (threads.in_use > 1) REQUIRE((g_init_total.load() >= 2 && g_init_total.load() % 2 == 0));
+  else REQUIRE(g_init_total.load() == 0);
+  REQUIRE(t_init_runs == 0);
 }
 
 TEST_CASE("parallel_for: small work and nested loops stay on the calling thread", "[core][parallel]") {

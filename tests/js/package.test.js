@@ -15,7 +15,8 @@ test('package: npm pack installs into a clean folder and imports by name', { tim
     const [{ filename, files }] = JSON.parse(out);
     const names = files.map((f) => f.path);
     for (const f of ['dist/attnscope.mjs', 'dist/attnscope.wasm', 'dist/attnscope.simd.wasm', 'dist/attnscope.simd.mt.mjs',
-      'dist/attnscope.simd.mt.wasm', 'dist/attnscope.simd.mt.worker.cjs', 'dist/attnscope.relaxed.wasm', 'bindings/js/index.js',
+      'dist/attnscope.simd.mt.wasm', 'dist/attnscope.simd.mt.worker.cjs', 'dist/attnscope.relaxed.wasm', 'dist/attnscope.relaxed.mt.wasm',
+      'bindings/js/index.js',
       'bindings/js/index.d.ts', 'package.json']) {
       assert.ok(names.includes(f), `tarball lacks ${f}`);
     }

@@ -1,10 +1,12 @@
 // relaxed.test.js: createAttnScope({ relaxedSimd }) (API.md extension, issue 16) — the fused multiply-add GEMM
-// micro-kernel (kernels-relaxed/, dist/attnscope.relaxed.wasm). Checks: the kernel module is a true leaf (its only
-// import the memory, its only export the kernel, no table, global, data or start; it holds f32x4.relaxed_madd);
-// the option's errors with exact messages where it cannot run (plain Node 20 does not validate relaxed SIMD, the
-// scalar build, several threads); and, in a child `node --experimental-wasm-relaxed-simd`, that it is installed
-// ('auto' and true), that its results differ from the SIMD128 mul + add kernel in the last bits only, agree with a
-// float64 reference and PyTorch's GPT-2 fixture, and that a bundled model generates the same text.
+// micro-kernel (kernels-relaxed/, dist/attnscope.relaxed.wasm and its shared-memory twin .relaxed.mt.wasm for the
+// threaded module). Checks: both kernel modules are true leaves (the only import the memory — shared in the
+// twin —, the only export the kernel, no table, global, data or start; they hold f32x4.relaxed_madd); the
+// option's errors with exact messages where it cannot run (plain Node 20 does not validate relaxed SIMD, the
+// scalar build); and, in a child `node --experimental-wasm-relaxed-simd`, that it is installed ('auto' and true,
+// one thread and two: every pool thread puts it in its own table, so two threads equal one bit for bit), that
+// its results differ from the SIMD128 mul + add kernel in the last bits only, agree with a float64 reference and
+// PyTorch's GPT-2 fixture, and that a bundled model generates the same text.
 // With ATTNSCOPE_SIMD=false the same file checks the scalar build's refusal.
 import test from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,6 +18,7 @@ import { assertClose, mhaReference, randomF32, root } from './helpers.js';
 const scalarOnly = process.env.ATTNSCOPE_SIMD === 'false';
 const KERNEL = 'f32_gemm_ukernel_4x8__wasmrelaxedsimd';
 const kernelBytes = readFileSync(new URL('../../dist/attnscope.relaxed.wasm', import.meta.url));
+const sharedKernelBytes = readFileSync(new URL('../../dist/attnscope.relaxed.mt.wasm', import.meta.url));
 
 function rejectsExactly(promise, Kind, message) {
   return assert.rejects(promise, (e) => {
@@ -52,26 +55,39 @@ function sections(bytes) {
   return out;
 }
 
-test('dist/attnscope.relaxed.wasm is a leaf: imports only the memory, exports only the kernel, holds relaxed_madd', () => {
-  const secs = sections(kernelBytes);
+function auditLeaf(bytes, shared) {
+  const secs = sections(bytes);
   // 1 type, 2 import, 3 function, 7 export, 10 code: no table (4), memory (5), global (6), start (8),
   // element (9), data (11, 12) and no custom sections
   assert.deepEqual(secs.map((s) => s.id), [1, 2, 3, 7, 10], 'section ids');
   const bodyOf = (id) => {
     const s = secs.find((x) => x.id === id);
-    const r = reader(kernelBytes);
+    const r = reader(bytes);
     r.at = s.start;
     return r;
   };
   const imp = bodyOf(2);
   assert.equal(imp.u32(), 1, 'one import');
   assert.deepEqual([imp.name(), imp.name(), imp.byte()], ['env', 'memory', 2], 'the import is env.memory (kind 2)');
+  // limits flags: 0 = min only, 3 = min and max, shared (threads proposal)
+  const flags = imp.byte();
+  const min = imp.u32();
+  assert.equal(flags, shared ? 3 : 0, shared ? 'a shared memory with a maximum' : 'an unshared memory without a maximum');
+  assert.ok(min <= 256, `asks for at most 16 MiB of the main module's memory (${min} pages)`);
+  if (shared) assert.equal(imp.u32(), 65536, 'maximum 4 GiB, the main module\'s');
   const exp = bodyOf(7);
   assert.equal(exp.u32(), 1, 'one export');
   assert.deepEqual([exp.name(), exp.byte()], [KERNEL, 0], 'the export is the kernel function');
-  const code = kernelBytes.subarray(secs.at(-1).start, secs.at(-1).end);
+  const code = bytes.subarray(secs.at(-1).start, secs.at(-1).end);
   const madd = code.findIndex((b, i) => b === 0xfd && code[i + 1] === 0x85 && code[i + 2] === 0x02);
   assert.ok(madd >= 0, 'the code holds f32x4.relaxed_madd (fd 85 02)');
+}
+
+test('dist/attnscope.relaxed.wasm and .relaxed.mt.wasm are leaves: import only the memory, export only the kernel, hold relaxed_madd', () => {
+  auditLeaf(kernelBytes, false);
+  auditLeaf(sharedKernelBytes, true);
+  // the two differ only in the memory import
+  assert.equal(sharedKernelBytes.length, kernelBytes.length + 3);
 });
 
 test('createAttnScope: relaxedSimd where it cannot run (plain Node 20, scalar build, threads) — exact errors, module still loads', async () => {
@@ -84,7 +100,7 @@ test('createAttnScope: relaxedSimd where it cannot run (plain Node 20, scalar bu
     await rejectsExactly(createAttnScope({ relaxedSimd: true }), Error,
       'createAttnScope: relaxedSimd (true) is not supported by this engine (it does not validate WebAssembly relaxed SIMD)');
     await rejectsExactly(createAttnScope({ relaxedSimd: true, threads: 2 }), Error,
-      "createAttnScope: relaxedSimd (true) runs on one thread only, not with threads (2); use threads: 1 or relaxedSimd: 'auto'");
+      'createAttnScope: relaxedSimd (true) is not supported by this engine (it does not validate WebAssembly relaxed SIMD)');
   }
   const auto = await createAttnScope({ simd: scalarOnly ? false : 'auto', threads: 1 });
   assert.equal(auto.relaxedSimd, false, "'auto' falls back to the SIMD128 kernel");
@@ -104,13 +120,17 @@ import { randomF32 } from './tests/js/helpers.js';
 const fused = await createAttnScope({ threads: 1, relaxedSimd: true });
 const auto = await createAttnScope({ threads: 1 });
 const plain = await createAttnScope({ threads: 1, relaxedSimd: false });
-const out = { fused: fused.relaxedSimd, auto: auto.relaxedSimd, plain: plain.relaxedSimd, mha: [] };
-for (const [n, d, h, seed] of [[37, 64, 4, 11], [130, 256, 8, 21]]) {
+const fused2 = await createAttnScope({ threads: 2, relaxedSimd: true });
+const auto2 = await createAttnScope({ threads: 2 });
+const out = { fused: fused.relaxedSimd, auto: auto.relaxedSimd, plain: plain.relaxedSimd, mha: [],
+  fused2: [fused2.relaxedSimd, fused2.threads], auto2: [auto2.relaxedSimd, auto2.threads] };
+for (const [n, d, h, seed] of [[37, 64, 4, 11], [130, 256, 8, 21], [300, 512, 8, 31]]) {
   const query = randomF32(n * d, seed);
   const w = { wq: randomF32(d * d, seed + 1, 0.1), wk: randomF32(d * d, seed + 2, 0.1), wv: randomF32(d * d, seed + 3, 0.1), wo: randomF32(d * d, seed + 4, 0.1) };
   const args = { query, nq: n, dModel: d, numHeads: h, ...w };
-  const a = fused.multiHeadAttention(args), b = plain.multiHeadAttention(args);
-  out.mha.push({ n, d, h, seed, fused: Array.from(a.output), plain: Array.from(b.output), fusedWeights: Array.from(a.weights), plainWeights: Array.from(b.weights) });
+  const a = fused.multiHeadAttention(args), b = plain.multiHeadAttention(args), c = fused2.multiHeadAttention(args);
+  out.mha.push({ n, d, h, seed, fused: Array.from(a.output), plain: Array.from(b.output), fusedWeights: Array.from(a.weights), plainWeights: Array.from(b.weights),
+    fused2: Array.from(c.output), fused2Weights: Array.from(c.weights) });
 }
 const text = 'the quick brown fox jumps over the lazy dog';
 const [e1, e2] = [await fused.loadBundled('english'), await plain.loadBundled('english')];
@@ -124,7 +144,7 @@ out.gpt2 = want.texts.map((t) => { const r = gpt2.run(t.text); return { ids: Arr
 process.stdout.write(JSON.stringify(out));
 `;
 
-test('relaxedSimd in an engine that has it (node --experimental-wasm-relaxed-simd): installed, last-bit differences only, float64 and PyTorch agree',
+test('relaxedSimd in an engine that has it (node --experimental-wasm-relaxed-simd): installed on 1 and 2 threads, last-bit differences only, float64 and PyTorch agree',
   { skip: scalarOnly && 'the fused multiply-add kernel is for the SIMD128 build' }, () => {
     const child = spawnSync(process.execPath, ['--experimental-wasm-relaxed-simd', '--input-type=module', '-e', CHILD],
       { cwd: root, timeout: 120_000, encoding: 'utf8', maxBuffer: 64 << 20 });
@@ -133,6 +153,8 @@ test('relaxedSimd in an engine that has it (node --experimental-wasm-relaxed-sim
     assert.equal(out.fused, true, 'relaxedSimd: true runs the kernel');
     assert.equal(out.auto, true, "relaxedSimd: 'auto' picks the kernel where the engine validates it");
     assert.equal(out.plain, false);
+    assert.deepEqual(out.fused2, [true, 2], 'the threaded module runs the kernel too');
+    assert.deepEqual(out.auto2, [true, 2]);
     for (const m of out.mha) {
       const what = `MHA n ${m.n} d ${m.d} h ${m.h}`;
       // one rounding per multiply-add instead of two: differences of a few ulps of the partial sums
@@ -145,6 +167,9 @@ test('relaxedSimd in an engine that has it (node --experimental-wasm-relaxed-sim
       // the kernel really ran: a fused multiply-add rounds differently somewhere in thousands of outputs
       assert.ok(m.fused.some((x, i) => x !== m.plain[i]), `${what}: fused results differ from mul + add in some last bit`);
       assert.ok(errFused < 4 * errPlain + 1e-7, `${what}: fused error ${errFused} is of the order of mul + add's ${errPlain}`);
+      // every pool thread put the kernel in its own table: a piece run by the built-in kernel would round differently
+      assertClose(m.fused2, m.fused, { atol: 0, rtol: 0, what: `${what}: fused, 2 threads vs 1` });
+      assertClose(m.fused2Weights, m.fusedWeights, { atol: 0, rtol: 0, what: `${what}: fused weights, 2 threads vs 1` });
     }
     assert.equal(out.english.fused, out.english.plain, 'english: greedy text identical');
     assert.equal(out.english.fusedLogProbs.length, 42, 'english: one log-probability per next character');
