@@ -951,6 +951,7 @@ function wire() {
   $('copy-link').addEventListener('click', async () => {
     const b = $('copy-link');
     try {
+      if (hashTimer) saveHash(); // a link written later (saveHashSoon) is written now
       await navigator.clipboard.writeText(location.href);
       b.textContent = t('header.linkCopied');
     } catch {

@@ -148,7 +148,7 @@ test('a11y: arrow keys move the heatmap cell; the live region announces its toke
   // the module's weights for the same input, from a fresh model of the page's configuration
   const want = await page.evaluate(async () => {
     const { createAttnScope } = await import('/bindings/js/index.js');
-    const as = await createAttnScope();
+    const as = await createAttnScope({ relaxedSimd: false }); // as the page's worker: Node's numbers, bit for bit
     const s = window.__attnscope.traceState;
     const m = as.createModel({
       tokenizer: s.tokenizer, architecture: s.arch, attention: 'learned', dModel: s.dModel, numHeads: s.numHeads,

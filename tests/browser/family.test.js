@@ -52,7 +52,7 @@ test('family: additive attention shows the module\'s scores, weights, output and
     // the shown numbers are the module's: call as.additiveAttention on the same inputs in the page
     const direct = await page.evaluate(async (a) => {
       const { createAttnScope } = await import('/bindings/js/index.js');
-      const as = await createAttnScope();
+      const as = await createAttnScope({ relaxedSimd: false }); // as the page's workers: Node's numbers, bit for bit
       const f32 = (v) => Float32Array.from(v);
       const out = as.additiveAttention({
         queries: f32(a.queries), keys: f32(a.keys), values: f32(a.values), nq: a.nq, nk: a.nk, dq: a.dq, dk: a.dk, dv: a.dv,
@@ -139,7 +139,7 @@ test('family: kernel regression follows the bandwidth slider with the module\'s 
     // on screen = as.kernelRegression, called here directly
     const direct = await page.evaluate(async (a) => {
       const { createAttnScope } = await import('/bindings/js/index.js');
-      const as = await createAttnScope();
+      const as = await createAttnScope({ relaxedSimd: false }); // as the page's workers: Node's numbers, bit for bit
       const out = as.kernelRegression({ xTrain: Float32Array.from(a.xTrain), yTrain: Float32Array.from(a.yTrain), xQuery: Float32Array.from(a.xQuery), w: a.w });
       return Array.from(out.yPred);
     }, r);

@@ -52,7 +52,7 @@ test('page: typing gives one n×n heatmap per head whose cells are the module\'s
   // the trace's q/k/v through scaledDotProductAttention, and a fresh createModel run of the same config
   const cmp = await page.evaluate(async (t) => {
     const { createAttnScope } = await import('/bindings/js/index.js');
-    const as = await createAttnScope();
+    const as = await createAttnScope({ relaxedSimd: false }); // as the page's worker: Node's numbers, bit for bit
     const { trace, traceState: s } = window.__attnscope;
     const shown = [...document.querySelectorAll('canvas[data-kind="attention"]')].map((c) => JSON.parse(c.dataset.values));
     const { n, dModel: d } = trace;
@@ -114,7 +114,7 @@ test('page: the worked example shows the published digits and stays editable', a
   // the same numbers straight from the module
   const direct = await page.evaluate(async () => {
     const { createAttnScope } = await import('/bindings/js/index.js');
-    const as = await createAttnScope();
+    const as = await createAttnScope({ relaxedSimd: false }); // as the page's worker: Node's numbers, bit for bit
     const x = new Float32Array([0.43, 0.15, 0.89, 0.55, 0.87, 0.66, 0.57, 0.85, 0.64, 0.22, 0.58, 0.33, 0.77, 0.25, 0.10, 0.05, 0.80, 0.55]);
     return Array.from(as.simpleSelfAttention({ x, n: 6, d: 3 }).context.subarray(3, 6), (v) => v.toFixed(4));
   });
@@ -174,6 +174,8 @@ test('page: state round-trips through the URL hash', async () => {
   await after1(page, () => page.fill('#text', 'attention'));
   await page.locator('.head-chip[data-head="2"]').dblclick();
   await page.locator('#tokens .chip[data-i="4"]').click();
+  // the address bar is written in a task of its own right after the click (app.js saveHashSoon)
+  await page.waitForFunction(() => /token=4/.test(location.hash));
   const hash = await page.evaluate(() => location.hash);
   assert.match(hash, /tokenizer=char/);
   assert.match(hash, /heads=2/);

@@ -162,7 +162,8 @@ window.addEventListener('hashchange', () => {
   if (step && step !== current) go(step);
 });
 
-createAttnScope().then((instance) => {
+// relaxedSimd false: the same numbers as the package in Node, bit for bit (see web/worker.js)
+createAttnScope({ relaxedSimd: false }).then((instance) => {
   as = instance;
   $('status').textContent = t('learn.ready', { build: as.simd ? 'SIMD128' : t('learn.scalar') });
   render();
