@@ -522,7 +522,9 @@ async function main() {
   // --experimental-wasm-relaxed-simd, which scripts/bench.sh passes; without it the row is left out and said so.
   try {
     const asFma = await createAttnScope({ simd: true, threads: 1, relaxedSimd: true });
-    contestants.push(attnscopeContestant(asFma, 'attnscope SIMD FMA'), preparedContestant(asFma, 'attnscope SIMD FMA prepared'));
+    const asFma2 = await createAttnScope({ simd: true, threads: 2, relaxedSimd: true });
+    contestants.push(attnscopeContestant(asFma, 'attnscope SIMD FMA'), preparedContestant(asFma, 'attnscope SIMD FMA prepared'),
+      attnscopeContestant(asFma2, 'attnscope SIMD FMA 2t'), preparedContestant(asFma2, 'attnscope SIMD FMA 2t prepared'));
   } catch (e) {
     notes.push(`attnscope SIMD FMA not measured: ${e.message} (run node with --experimental-wasm-relaxed-simd)`);
   }
@@ -607,7 +609,7 @@ async function main() {
   L.push('');
   L.push(...table('Multi-head self-attention forward (FLOPs = 8·n·d² + 4·n²·d)', mhaRows,
     { refName: 'attnscope SIMD', refLabel: 't ÷ t(attnscope SIMD)', gflop: true }), '');
-  const mhaNames = ['attnscope SIMD prepared', 'attnscope SIMD FMA', 'attnscope SIMD FMA prepared', 'attnscope SIMD 2t', 'attnscope SIMD 2t prepared', 'attnscope scalar', 'plain JS', 'ORT graph 1t', 'ORT graph 2t', 'ORT Attention op 1t', 'ORT Attention op 2t', 'tfjs-wasm'];
+  const mhaNames = ['attnscope SIMD prepared', 'attnscope SIMD FMA', 'attnscope SIMD FMA prepared', 'attnscope SIMD FMA 2t prepared', 'attnscope SIMD 2t', 'attnscope SIMD 2t prepared', 'attnscope scalar', 'plain JS', 'ORT graph 1t', 'ORT graph 2t', 'ORT Attention op 1t', 'ORT Attention op 2t', 'tfjs-wasm'];
   L.push(...ratioTable('Ratios: each contestant\'s time ÷ attnscope SIMD\'s time (> 1: attnscope SIMD is faster)', mhaRows,
     mhaNames, 'attnscope SIMD', {
       label: 'plain JS ÷ attnscope scalar',
