@@ -9,15 +9,15 @@
 // one run only (the machine is shared, so absolute numbers from different runs do not compare).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 
 import { createAttnScope } from 'attnscope';
 
 import { gemmModel, mhaContribModel, mhaModel } from './onnx_models.mjs';
+import { loadOrt, pkgDir } from './ort_node.mjs';
 import {
   gemmF32, gemmF64, mhaF32, mhaF64, randomArray, relError, rng,
 } from './plain_js.mjs';
@@ -84,11 +84,6 @@ function pkgVersion(name) {
   return 'not installed';
 }
 
-const pkgDir = (name) => {
-  let dir = dirname(require.resolve(name));
-  while (!dir.endsWith(join('node_modules', name))) dir = dirname(dir);
-  return dir;
-};
 
 const sleep = (ms) => new Promise((r) => { setTimeout(r, ms); });
 
@@ -182,43 +177,6 @@ const plainContestant = {
 };
 
 // onnxruntime-web keeps one wasm instance (and thread count) per module instance, read at init:
-// to run 1 and 2 threads in one process, import the bundled ESM build twice under different URLs.
-// The 2-thread init fetches its own .mjs to make a blob: worker URL (it is "cross-origin" without a
-// `location`); Node can neither fetch file: URLs nor import blob: URLs, so during init fetch() reads
-// file: URLs from disk and createObjectURL hands the file URL back: the workers then load the real file.
-async function withFileUrls(fn) {
-  const { fetch: realFetch } = globalThis;
-  const realCreate = URL.createObjectURL;
-  let lastFile;
-  globalThis.fetch = async (url, opts) => {
-    const s = String(url);
-    if (!s.startsWith('file:')) return realFetch(url, opts);
-    lastFile = s;
-    return new Response(await readFile(new URL(s)));
-  };
-  URL.createObjectURL = (blob) => lastFile ?? realCreate(blob);
-  try {
-    return await fn();
-  } finally {
-    globalThis.fetch = realFetch;
-    URL.createObjectURL = realCreate;
-  }
-}
-
-async function loadOrt(threads) {
-  const dist = join(pkgDir('onnxruntime-web'), 'dist');
-  const ort = await import(`${pathToFileURL(join(dist, 'ort.wasm.min.mjs')).href}?threads=${threads}`);
-  ort.env.wasm.numThreads = threads;
-  ort.env.wasm.simd = true;
-  ort.env.wasm.proxy = false;
-  ort.env.wasm.wasmPaths = `${pathToFileURL(dist).href}/`;
-  ort.env.wasm.wasmBinary = await readFile(join(dist, 'ort-wasm-simd-threaded.wasm'));
-  ort.env.logLevel = 'error';
-  // The first session initialises the wasm module (and the thread pool).
-  await withFileUrls(() => ort.InferenceSession.create(gemmModel(4, 4, 4), { executionProviders: ['wasm'] }));
-  return ort;
-}
-
 function ortContestant(ort, threads, fused) {
   return {
     name: `ORT ${fused ? 'Attention op' : 'graph'} ${threads}t`,

@@ -3,8 +3,9 @@
 // and in Chromium: load time and peak memory, forward time at 64 and 256 tokens with every attention weight,
 // and `generate` tokens per second (key/value cache) against a loop of `run` over the growing prefix.
 // Layer: bench (uses only the public `attnscope` entry; reports speed, never asserts it). Run: `npm run bench`
-// (scripts/bench.sh calls it last) or `node bench/gpt2_bench.mjs [--quick] [--no-browser] [--fresh]
-// [--runs N] [--out FILE]`. How to read the output: bench/README.md "GPT-2 small".
+// (scripts/bench.sh calls it last) or `node bench/gpt2_bench.mjs [--quick] [--no-browser] [--no-ort] [--fresh]
+// [--runs N] [--out FILE]`. It also times the same forward in onnxruntime-web (`--phase ort`, the checkpoint exported
+// to ONNX by bench/gpt2_onnx.py). How to read the output: bench/README.md "GPT-2 small".
 //
 // Each Node measurement runs in a child process of its own (`--phase node-blob` / `--phase node-u8`) and each
 // Chromium one in a browser of its own, so that every peak-memory figure belongs to that load alone.
@@ -39,8 +40,8 @@ const OUT = resolve(opt('--out') ?? join(ROOT, 'build', 'bench', 'gpt2.md'));
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
   if (['--phase', '--runs', '--out'].includes(a)) { i++; continue; }
-  if (!['--quick', '--no-browser', '--fresh'].includes(a)) {
-    console.error(`gpt2_bench: unknown option ${a} (use --quick, --no-browser, --fresh, --runs N, --out FILE)`);
+  if (!['--quick', '--no-browser', '--no-ort', '--fresh'].includes(a)) {
+    console.error(`gpt2_bench: unknown option ${a} (use --quick, --no-browser, --no-ort, --fresh, --runs N, --out FILE)`);
     process.exit(2);
   }
 }
@@ -357,15 +358,110 @@ async function phaseNode(kind) {
   process.stdout.write(`\n@@RESULT ${JSON.stringify(out)}\n`);
 }
 
+// The same forward in attnscope and onnxruntime-web (issue 16): the checkpoint exported by bench/gpt2_onnx.py
+// (torch.onnx.export of tests/fixtures/hf/generate.py's GPT-2 forward: last hidden state, the last position's
+// logits and every layer's attention weights, as attnscope's run with trace 'weights' computes them), 1 and 2
+// threads each, all four loaded in this one process and timed in turns (round robin, medians), outputs checked
+// against each other before any timing.
+async function phaseOrt() {
+  const { createAttnScope } = await import('attnscope');
+  const { loadOrt } = await import('./ort_node.mjs');
+  const config = readFileSync(FILES.config, 'utf8');
+  const tokenizer = readFileSync(FILES.tokenizer, 'utf8');
+  const b = readFileSync(FILES.weights);
+  const weights = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+  const mine = {};
+  for (const threads of [1, 2]) {
+    const as = await createAttnScope({ simd: true, threads, relaxedSimd: false });
+    mine[threads] = { as, model: await as.loadPretrained({ config, weights, tokenizer }) };
+  }
+  const orts = { 1: await loadOrt(1), 2: await loadOrt(2) };
+  const out = { tokens: {}, threads: { attnscope: [mine[1].as.threads, mine[2].as.threads] } };
+  for (const n of TOKENS) {
+    const text = textOf(n);
+    const first = mine[1].model.run(text, { trace: 'weights', topK: 1 });
+    const ids = BigInt64Array.from(Array.from(first.ids, BigInt));
+    const sessions = {};
+    for (const t of [1, 2]) {
+      const ort = orts[t];
+      const bytes = readFileSync(join(DIR, `model-${n}.onnx`));
+      sessions[t] = { ort, session: await ort.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: 'all' }) };
+    }
+    const ortRun = async (t) => {
+      const { ort, session } = sessions[t];
+      return session.run({ input_ids: new ort.Tensor('int64', ids, [n]) });
+    };
+    // outputs against each other: attention weights, the last hidden state, the next token
+    const o = await ortRun(1);
+    let attn = 0, hidden = 0;
+    const a = o.attentions.data;
+    first.layers.forEach((layer, l) => {
+      const w = layer.attention.weights;
+      for (let i = 0; i < w.length; i++) attn = Math.max(attn, Math.abs(w[i] - a[l * w.length + i]));
+    });
+    for (let i = 0; i < first.output.length; i++) hidden = Math.max(hidden, Math.abs(first.output[i] - o.last_hidden_state.data[i]));
+    const logits = o.logits.data;
+    let top = 0;
+    for (let i = 1; i < logits.length; i++) if (logits[i] > logits[top]) top = i;
+    const check = { attention: attn, hidden, nextAttnscope: first.next.ids[0], nextOrt: top };
+    if (!(attn < 1e-4 && hidden < 1e-3 && check.nextAttnscope === check.nextOrt)) {
+      throw new Error(`gpt2_bench: attnscope and ORT disagree at ${n} tokens: ${JSON.stringify(check)}`);
+    }
+    const o2 = await ortRun(2);
+    const two = mine[2].model.run(text, { trace: 'weights', topK: 1 });
+    check.ort2 = Math.max(...o2.attentions.data.map((x, i) => Math.abs(x - a[i])).filter((_, i) => i % 101 === 0));
+    check.attnscope2 = Math.max(...two.layers.map((ly, l) => Math.abs(ly.attention.weights[7] - first.layers[l].attention.weights[7])));
+    const contestants = {
+      'attnscope 1t': async () => mine[1].model.run(text, { trace: 'weights' }),
+      'attnscope 2t': async () => mine[2].model.run(text, { trace: 'weights' }),
+      'ORT 1t': () => ortRun(1),
+      'ORT 2t': () => ortRun(2),
+    };
+    for (const f of Object.values(contestants)) await f(); // warm-up
+    const times = Object.fromEntries(Object.keys(contestants).map((k) => [k, []]));
+    for (let r = 0; r < RUNS; r++) {
+      const order = r % 2 ? Object.keys(contestants).reverse() : Object.keys(contestants);
+      for (const k of order) {
+        const t0 = performance.now();
+        await contestants[k]();
+        times[k].push(performance.now() - t0);
+        await new Promise((res) => { setTimeout(res, 30); }); // ORT's pool threads spin after a run
+      }
+    }
+    out.tokens[n] = { check, times, medians: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)])) };
+    for (const t of [1, 2]) await sessions[t].session.release();
+  }
+  // heap: peak wasm memory at the longest length, and 100 runs later
+  const long = textOf(TOKENS.at(-1));
+  const heap0 = mine[1].as.memoryStats();
+  for (let i = 0; i < (QUICK ? 10 : 100); i++) mine[1].model.run(long, { trace: 'weights' });
+  out.heap = { before: heap0, after: mine[1].as.memoryStats(), runs: QUICK ? 10 : 100, tokens: TOKENS.at(-1) };
+  process.stdout.write(`\n@@RESULT ${JSON.stringify(out)}\n`);
+  process.exit(0); // the threaded modules' workers
+}
+
+/** bench/gpt2_onnx.py's models, made when missing or older than the checkpoint. */
+function ensureOnnx() {
+  const stale = TOKENS.filter((n) => {
+    const f = join(DIR, `model-${n}.onnx`);
+    return !existsSync(f) || statSync(f).mtimeMs < statSync(FILES.weights).mtimeMs;
+  });
+  if (!stale.length) return;
+  console.error(`gpt2_bench: exporting ONNX models for ${stale.join(', ')} tokens (bench/gpt2_onnx.py) …`);
+  const r = spawnSync('/usr/bin/python3', [join(ROOT, 'bench', 'gpt2_onnx.py'), ...stale.map(String)], { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (r.status !== 0) throw new Error('gpt2_bench: bench/gpt2_onnx.py failed');
+}
+
 function runChild(kind) {
   return new Promise((resolvePromise, reject) => {
-    const args = [fileURLToPath(import.meta.url), '--phase', `node-${kind}`, '--runs', String(RUNS), ...(QUICK ? ['--quick'] : [])];
+    const phase = kind === 'ort' ? 'ort' : `node-${kind}`;
+    const args = [fileURLToPath(import.meta.url), '--phase', phase, '--runs', String(RUNS), ...(QUICK ? ['--quick'] : [])];
     const child = spawn(process.execPath, ['--no-warnings', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
     let stdout = '';
     child.stdout.on('data', (d) => { stdout += d; });
     child.on('close', (code) => {
       const line = stdout.split('\n').find((l) => l.startsWith('@@RESULT '));
-      if (code !== 0 || !line) reject(new Error(`gpt2_bench: node-${kind} phase failed (exit ${code})\n${stdout}`));
+      if (code !== 0 || !line) reject(new Error(`gpt2_bench: ${phase} phase failed (exit ${code})\n${stdout}`));
       else resolvePromise(JSON.parse(line.slice(9)));
     });
   });
@@ -508,7 +604,7 @@ async function phaseChromium(kind, base, texts) {
 
 // ---- report
 
-function report(ck, blob, u8, chrome, started) {
+function report(ck, blob, u8, chrome, started, ortCmp) {
   const load = os.loadavg().map((x) => x.toFixed(2)).join(' ');
   const cpu = (readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/) ?? [0, '?'])[1];
   const L = [];
@@ -557,6 +653,17 @@ function report(ck, blob, u8, chrome, started) {
   } else {
     row('Chromium', '—', 'skipped (--no-browser, or /usr/bin/chromium missing)');
   }
+  if (ortCmp) {
+    L.push('', '## GPT-2 small forward, attnscope vs onnxruntime-web (Node, one process, round robin, medians)', '');
+    L.push(`Both compute every layer's attention weights, the last hidden state and the last position's logits (ORT: bench/gpt2_onnx.py's torch.onnx.export; attnscope: run with trace 'weights'); ${RUNS} timed runs each after a warm-up.`, '');
+    L.push('| tokens | attnscope 1t | ORT 1t | ORT 1t ÷ attnscope 1t (≥ 1.5) | attnscope 2t | ORT 2t | ORT 2t ÷ attnscope 2t (≥ 1.5) | outputs: max abs difference attention / hidden, next id |', '|---:|---:|---:|---:|---:|---:|---:|---|');
+    for (const [n, r] of Object.entries(ortCmp.tokens)) {
+      const m = r.medians;
+      L.push(`| ${n} | ${fmtMs(m['attnscope 1t'])} | ${fmtMs(m['ORT 1t'])} | ${(m['ORT 1t'] / m['attnscope 1t']).toFixed(2)} | ${fmtMs(m['attnscope 2t'])} | ${fmtMs(m['ORT 2t'])} | ${(m['ORT 2t'] / m['attnscope 2t']).toFixed(2)} | ${r.check.attention.toExponential(1)} / ${r.check.hidden.toExponential(1)}, ${r.check.nextAttnscope === r.check.nextOrt ? 'same' : 'DIFFERENT'} |`);
+    }
+    const hp = ortCmp.heap;
+    L.push('', `attnscope's wasm heap with the checkpoint loaded, at ${hp.tokens} tokens: ${fmtMB(hp.before.heapSize)} (${fmtMB(hp.before.allocated)} allocated) before ${hp.runs} more runs, ${fmtMB(hp.after.heapSize)} (${fmtMB(hp.after.allocated)} allocated) after.`);
+  }
   L.push('', `Total bench time ${((performance.now() - started.t) / 1000).toFixed(0)} s. Speed is reported, never asserted; the machine is shared (see the load average).`);
   return L.join('\n');
 }
@@ -565,6 +672,7 @@ function report(ck, blob, u8, chrome, started) {
 
 async function main() {
   if (PHASE === 'node-blob' || PHASE === 'node-u8') return phaseNode(PHASE.slice(5));
+  if (PHASE === 'ort') return phaseOrt();
   if (PHASE !== undefined) throw new Error(`gpt2_bench: unknown phase '${PHASE}'`);
   const started = { t: performance.now(), load: os.loadavg().map((x) => x.toFixed(2)).join(' ') };
   for (const f of ['attnscope.mjs', 'attnscope.simd.wasm']) {
@@ -576,6 +684,12 @@ async function main() {
   const blob = await runChild('blob');
   console.error('gpt2_bench: Node, Uint8Array load, forward, generate …');
   const u8 = await runChild('u8');
+  let ortCmp = null;
+  if (!argv.includes('--no-ort')) {
+    ensureOnnx();
+    console.error('gpt2_bench: Node, attnscope vs onnxruntime-web, 1 and 2 threads …');
+    ortCmp = await runChild('ort');
+  }
   let chrome = null;
   if (!argv.includes('--no-browser') && existsSync(CHROMIUM)) {
     const { server, base } = await startServer();
@@ -591,10 +705,10 @@ async function main() {
       server.close();
     }
   }
-  const table = report(ck, blob, u8, chrome, started);
+  const table = report(ck, blob, u8, chrome, started, ortCmp);
   mkdirSync(dirname(OUT), { recursive: true });
   writeFileSync(OUT, `${table}\n`);
-  writeFileSync(OUT.replace(/\.md$/, '') + '.json', JSON.stringify({ checkpoint: ck, node: { blob, u8 }, chromium: chrome }, null, 1));
+  writeFileSync(OUT.replace(/\.md$/, '') + '.json', JSON.stringify({ checkpoint: ck, node: { blob, u8 }, chromium: chrome, ort: ortCmp }, null, 1));
   console.log(table);
 }
 
