@@ -121,6 +121,7 @@ const fused = await createAttnScope({ threads: 1, relaxedSimd: true });
 const auto = await createAttnScope({ threads: 1 });
 const plain = await createAttnScope({ threads: 1, relaxedSimd: false });
 const fused2 = await createAttnScope({ threads: 2, relaxedSimd: true });
+const scalar = await createAttnScope({ simd: false });
 const auto2 = await createAttnScope({ threads: 2 });
 const out = { fused: fused.relaxedSimd, auto: auto.relaxedSimd, plain: plain.relaxedSimd, mha: [],
   fused2: [fused2.relaxedSimd, fused2.threads], auto2: [auto2.relaxedSimd, auto2.threads] };
@@ -130,7 +131,7 @@ for (const [n, d, h, seed] of [[37, 64, 4, 11], [130, 256, 8, 21], [300, 512, 8,
   const args = { query, nq: n, dModel: d, numHeads: h, ...w };
   const a = fused.multiHeadAttention(args), b = plain.multiHeadAttention(args), c = fused2.multiHeadAttention(args);
   out.mha.push({ n, d, h, seed, fused: Array.from(a.output), plain: Array.from(b.output), fusedWeights: Array.from(a.weights), plainWeights: Array.from(b.weights),
-    fused2: Array.from(c.output), fused2Weights: Array.from(c.weights) });
+    fused2: Array.from(c.output), fused2Weights: Array.from(c.weights), scalar: Array.from(scalar.multiHeadAttention(args).output) });
 }
 const text = 'the quick brown fox jumps over the lazy dog';
 const [e1, e2] = [await fused.loadBundled('english'), await plain.loadBundled('english')];
@@ -147,7 +148,7 @@ process.stdout.write(JSON.stringify(out));
 test('relaxedSimd in an engine that has it (node --experimental-wasm-relaxed-simd): installed on 1 and 2 threads, last-bit differences only, float64 and PyTorch agree',
   { skip: scalarOnly && 'the fused multiply-add kernel is for the SIMD128 build' }, () => {
     const child = spawnSync(process.execPath, ['--experimental-wasm-relaxed-simd', '--input-type=module', '-e', CHILD],
-      { cwd: root, timeout: 120_000, encoding: 'utf8', maxBuffer: 64 << 20 });
+      { cwd: root, timeout: 120_000, encoding: 'utf8', maxBuffer: 256 << 20 });
     assert.equal(child.status, 0, `child exited ${child.status}: ${child.stderr}`);
     const out = JSON.parse(child.stdout);
     assert.equal(out.fused, true, 'relaxedSimd: true runs the kernel');
@@ -167,6 +168,8 @@ test('relaxedSimd in an engine that has it (node --experimental-wasm-relaxed-sim
       // the kernel really ran: a fused multiply-add rounds differently somewhere in thousands of outputs
       assert.ok(m.fused.some((x, i) => x !== m.plain[i]), `${what}: fused results differ from mul + add in some last bit`);
       assert.ok(errFused < 4 * errPlain + 1e-7, `${what}: fused error ${errFused} is of the order of mul + add's ${errPlain}`);
+      // the scalar twin (the portable build, its own summation order)
+      assertClose(m.fused, m.scalar, { atol: 1e-5, rtol: 1e-5, what: `${what}: fused vs the scalar build` });
       // every pool thread put the kernel in its own table: a piece run by the built-in kernel would round differently
       assertClose(m.fused2, m.fused, { atol: 0, rtol: 0, what: `${what}: fused, 2 threads vs 1` });
       assertClose(m.fused2Weights, m.fusedWeights, { atol: 0, rtol: 0, what: `${what}: fused weights, 2 threads vs 1` });
