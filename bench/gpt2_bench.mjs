@@ -370,10 +370,12 @@ async function phaseOrt() {
   const tokenizer = readFileSync(FILES.tokenizer, 'utf8');
   const b = readFileSync(FILES.weights);
   const weights = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+  // attnscope with the SIMD128 mul + add kernel (1, 2) and with the fused multiply-add one ('fma1', 'fma2': the
+  // child runs with --experimental-wasm-relaxed-simd; ORT's wasm build has no relaxed-SIMD kernels)
   const mine = {};
-  for (const threads of [1, 2]) {
-    const as = await createAttnScope({ simd: true, threads, relaxedSimd: false });
-    mine[threads] = { as, model: await as.loadPretrained({ config, weights, tokenizer }) };
+  for (const [key, threads, relaxedSimd] of [[1, 1, false], [2, 2, false], ['fma1', 1, true], ['fma2', 2, true]]) {
+    const as = await createAttnScope({ simd: true, threads, relaxedSimd });
+    mine[key] = { as, model: await as.loadPretrained({ config, weights, tokenizer }) };
   }
   const orts = { 1: await loadOrt(1), 2: await loadOrt(2) };
   const out = { tokens: {}, threads: { attnscope: [mine[1].as.threads, mine[2].as.threads] } };
@@ -411,9 +413,15 @@ async function phaseOrt() {
     const two = mine[2].model.run(text, { trace: 'weights', topK: 1 });
     check.ort2 = Math.max(...o2.attentions.data.map((x, i) => Math.abs(x - a[i])).filter((_, i) => i % 101 === 0));
     check.attnscope2 = Math.max(...two.layers.map((ly, l) => Math.abs(ly.attention.weights[7] - first.layers[l].attention.weights[7])));
+    const fma = mine.fma1.model.run(text, { trace: 'weights', topK: 1 });
+    check.fma = Math.max(...fma.layers.map((ly, l) => Math.max(...ly.attention.weights.filter((_, i) => i % 97 === 0)
+      .map((x, i) => Math.abs(x - first.layers[l].attention.weights[i * 97])))));
+    if (!(check.fma < 1e-4) || fma.next.ids[0] !== check.nextOrt) throw new Error(`gpt2_bench: the fused kernel disagrees at ${n} tokens: ${JSON.stringify(check)}`);
     const contestants = {
       'attnscope 1t': async () => mine[1].model.run(text, { trace: 'weights' }),
       'attnscope 2t': async () => mine[2].model.run(text, { trace: 'weights' }),
+      'attnscope FMA 1t': async () => mine.fma1.model.run(text, { trace: 'weights' }),
+      'attnscope FMA 2t': async () => mine.fma2.model.run(text, { trace: 'weights' }),
       'ORT 1t': () => ortRun(1),
       'ORT 2t': () => ortRun(2),
     };
@@ -456,7 +464,8 @@ function runChild(kind) {
   return new Promise((resolvePromise, reject) => {
     const phase = kind === 'ort' ? 'ort' : `node-${kind}`;
     const args = [fileURLToPath(import.meta.url), '--phase', phase, '--runs', String(RUNS), ...(QUICK ? ['--quick'] : [])];
-    const child = spawn(process.execPath, ['--no-warnings', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const flags = kind === 'ort' ? ['--experimental-wasm-relaxed-simd'] : [];
+    const child = spawn(process.execPath, ['--no-warnings', ...flags, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
     let stdout = '';
     child.stdout.on('data', (d) => { stdout += d; });
     child.on('close', (code) => {
@@ -656,10 +665,13 @@ function report(ck, blob, u8, chrome, started, ortCmp) {
   if (ortCmp) {
     L.push('', '## GPT-2 small forward, attnscope vs onnxruntime-web (Node, one process, round robin, medians)', '');
     L.push(`Both compute every layer's attention weights, the last hidden state and the last position's logits (ORT: bench/gpt2_onnx.py's torch.onnx.export; attnscope: run with trace 'weights'); ${RUNS} timed runs each after a warm-up.`, '');
-    L.push('| tokens | attnscope 1t | ORT 1t | ORT 1t ÷ attnscope 1t (≥ 1.5) | attnscope 2t | ORT 2t | ORT 2t ÷ attnscope 2t (≥ 1.5) | outputs: max abs difference attention / hidden, next id |', '|---:|---:|---:|---:|---:|---:|---:|---|');
+    L.push('| tokens | threads | attnscope | attnscope FMA | ORT | ORT ÷ attnscope | ORT ÷ attnscope FMA (≥ 1.5) | outputs vs ORT: max abs difference attention / hidden, next id |', '|---:|---:|---:|---:|---:|---:|---:|---|');
     for (const [n, r] of Object.entries(ortCmp.tokens)) {
       const m = r.medians;
-      L.push(`| ${n} | ${fmtMs(m['attnscope 1t'])} | ${fmtMs(m['ORT 1t'])} | ${(m['ORT 1t'] / m['attnscope 1t']).toFixed(2)} | ${fmtMs(m['attnscope 2t'])} | ${fmtMs(m['ORT 2t'])} | ${(m['ORT 2t'] / m['attnscope 2t']).toFixed(2)} | ${r.check.attention.toExponential(1)} / ${r.check.hidden.toExponential(1)}, ${r.check.nextAttnscope === r.check.nextOrt ? 'same' : 'DIFFERENT'} |`);
+      for (const t of [1, 2]) {
+        const [a, f, o] = [m[`attnscope ${t}t`], m[`attnscope FMA ${t}t`], m[`ORT ${t}t`]];
+        L.push(`| ${n} | ${t} | ${fmtMs(a)} | ${fmtMs(f)} | ${fmtMs(o)} | ${(o / a).toFixed(2)} | ${(o / f).toFixed(2)} | ${t === 1 ? `${r.check.attention.toExponential(1)} / ${r.check.hidden.toExponential(1)}, ${r.check.nextAttnscope === r.check.nextOrt ? 'same' : 'DIFFERENT'}` : ''} |`);
+      }
     }
     const hp = ortCmp.heap;
     L.push('', `attnscope's wasm heap with the checkpoint loaded, at ${hp.tokens} tokens: ${fmtMB(hp.before.heapSize)} (${fmtMB(hp.before.allocated)} allocated) before ${hp.runs} more runs, ${fmtMB(hp.after.heapSize)} (${fmtMB(hp.after.allocated)} allocated) after.`);
