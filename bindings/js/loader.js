@@ -147,7 +147,12 @@ async function installRelaxedKernel(module, relaxedSimd, threaded) {
   const memory = module.wasmMemory ?? exported.find((v) => v instanceof WebAssembly.Memory);
   const table = exported.find((v) => v instanceof WebAssembly.Table);
   if (!memory || !table) return unavailable('cannot be installed: the module exports no memory or function table');
-  const { instance } = await WebAssembly.instantiate(bytes, { env: { memory } });
+  let instance;
+  try {
+    ({ instance } = await WebAssembly.instantiate(bytes, { env: { memory } }));
+  } catch (e) {
+    return unavailable(`cannot be installed: ${e?.message ?? e}`); // 'auto' keeps the module working without it
+  }
   const kernel = instance.exports[RELAXED_KERNEL];
   if (typeof kernel !== 'function') return unavailable(`cannot be installed: dist/${file} has no ${RELAXED_KERNEL}`);
   const index = table.grow(1);
