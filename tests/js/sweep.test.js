@@ -259,6 +259,34 @@ test('sweep: createModel rejects random bad configs with its name', () => {
   checkGood('createModel sweep');
 });
 
+test('sweep: createAttnScope rejects random bad options (simd, threads, relaxedSimd, unknown keys) naming the option', async () => {
+  const BAD = {
+    simd: ['yes', 1, 0, null, 'auto ', 'true', NaN, {}, []],
+    threads: [0, -1, 1.5, 17, 1e9, NaN, Infinity, 'two', '2', null, true, {}, []],
+    relaxedSimd: ['yes', 1, 0, null, 'true', 'AUTO', NaN, {}],
+  };
+  for (let i = 0; i < 120; i++) {
+    const opts = {};
+    const key = pick(['simd', 'threads', 'relaxedSimd', 'unknown']);
+    if (key === 'unknown') opts[pick(['thread', 'SIMD', 'relaxed', 'wasm', 'x', ''])] = pick([1, true, 'auto']);
+    else opts[key] = pick(BAD[key]);
+    // a valid value for another option beside it sometimes: the bad one still decides
+    if (i % 3 === 0) opts[pick(['simd', 'threads', 'relaxedSimd'].filter((k) => !(k in opts)))] = 'auto';
+    const named = key === 'unknown' ? Object.keys(opts).find((k) => !['simd', 'threads', 'relaxedSimd'].includes(k)) : key;
+    await mustReject('createAttnScope', () => createAttnScope(opts), () => `#${i} createAttnScope(${describe(opts)})`);
+    const e = await createAttnScope(opts).catch((x) => x);
+    assert.ok(e.message.includes(named === '' ? "''" : named), `#${i} createAttnScope(${describe(opts)}): the message names '${named}': ${e.message}`);
+    count('createAttnScope');
+  }
+  for (const opts of [null, 5, 'threads', true]) {
+    await mustReject('createAttnScope', () => createAttnScope(opts), () => `createAttnScope(${describe(opts)})`);
+    count('createAttnScope');
+  }
+  const again = await createAttnScope({ simd: process.env.ATTNSCOPE_SIMD === 'false' ? false : 'auto', threads: 1 });
+  assert.deepEqual(Array.from(again.softmax({ x: new Float32Array([0, Math.log(3)]), rows: 1, cols: 2 }), (v) => Math.round(v * 1e6) / 1e6), [0.25, 0.75]);
+  checkGood('createAttnScope sweep');
+});
+
 test('sweep: loadBundled rejects random bad names with its name', async () => {
   const names = as.bundledModels.map((m) => m.name);
   for (let i = 0; i < 200; i++) {
