@@ -5,8 +5,8 @@ and the definition). Reads only models/<name>/{config.json, model.safetensors, h
 check_export.py's independent float64 NumPy forward, so tests/js/heads.test.js can recompute every number through
 attnscope on exactly the same inputs.
 
-    /usr/bin/python3 training/label_heads.py [model name ...]     (default: english, reverse, dates, and
-                                                                   chinese-poems when it is in models/)
+    /usr/bin/python3 training/label_heads.py [model name ...]     (default: english, reverse, dates,
+                                                                   chinese-poems)
 
 Measures (weights w[h, query, key] of one teacher-forced run per text; "uniform" = what a head attending evenly
 over the keys it may see would score on the same pairs):

@@ -40,6 +40,12 @@ export const BUNDLED = Object.freeze([
     description: "A small character-level language model trained on WordNet's dictionary glosses ('a tightly knit group ...'). Its heads mostly look at the last few characters: several put about a third of their weight on the previous character (L2 H3 the most, counting from 1), which is how it spells words; L2 H1 looks at the spaces, i.e. where the current word began, and L3 H1 at punctuation. Try a random string typed twice, e.g. 'xqzvjk xqzvjk': this model is too small and briefly trained to have formed induction heads, so the second copy does not look back at the first one (induction scores stay near 0.01).",
   },
   {
+    name: 'chinese-poems',
+    task: 'Chinese character-level language model',
+    architecture: 'decoder',
+    description: "A small character-level language model trained on 43,000 regulated Tang poems (全唐诗, in simplified characters), one verse per line: five or seven characters and a comma or a full stop. Give it a first verse such as 床前明月光， and it continues in that metre, one verse per line, until the poem ends. Look at layer 3, head 4 (L3 H4): while it writes a character it looks at the character in the same place one line up (about 0.29 of its weight; attention spread evenly would give 0.04). The two lines of a couplet are parallel (对仗), word against word, so that character tells the model what kind of character comes next.",
+  },
+  {
     name: 'nadaraya-watson',
     task: '1-D kernel regression',
     architecture: 'kernel-regression',

@@ -219,6 +219,36 @@ test('loadBundled: dates-bahdanau reaches the held-out accuracy PyTorch measured
   }
 });
 
+test('loadBundled: chinese-poems continues each held-out first verse in its metre, and its held-out loss is PyTorch\'s (attnscope generate, logProbs)', async (t) => {
+  const model = await as.loadBundled('chinese-poems');
+  try {
+    const held = json('chinese-poems', 'heldout.json');
+    // heldout.json's format: from "<first verse>，", a newline and `lines` verses of the same length, ending in
+    // 。，。… alternately, each followed by a newline; a character is right when it is in the right class
+    const classOf = (c) => ('，。\n'.includes(c) ? c : 'h');
+    let right = 0; let total = 0; let exact = 0; let loss = 0; let count = 0;
+    for (const poem of held.texts) {
+      const prompt = poem.slice(0, poem.indexOf('，') + 1);
+      const metre = [...prompt].length - 1;
+      const want = `\n${Array.from({ length: held.format.lines }, (_, k) => 'h'.repeat(metre) + '。，'[k % 2] + '\n').join('')}`;
+      const got = model.generate(prompt, { maxNewTokens: want.length }).tokens.map(classOf).join('').padEnd(want.length, '?');
+      const ok = [...want].filter((c, i) => got[i] === c).length;
+      right += ok; total += want.length; exact += ok === want.length ? 1 : 0;
+      // as the training script, texts are cut to maxPositions characters
+      const { logProbs } = model.run(Array.from(poem).slice(0, model.config.maxPositions).join(''), { trace: 'none', topK: 0, logProbs: true });
+      for (const v of logProbs) loss -= v;
+      count += logProbs.length;
+    }
+    t.diagnostic(`chinese-poems: format ${right}/${total} characters, ${exact}/${held.texts.length} poems exact; loss ${(loss / count).toFixed(5)} over ${count} characters (PyTorch ${held.pytorchLoss})`);
+    assert.ok(Math.abs(right / total - held.format.charAccuracy) <= 0.01, `format ${right / total} vs PyTorch ${held.format.charAccuracy}`);
+    assert.ok(exact / held.texts.length >= 0.99 * held.format.exact, `exact ${exact} of ${held.texts.length}`);
+    assert.ok(Math.abs(loss / count - held.pytorchLoss) < 1e-4, `loss ${loss / count} vs PyTorch ${held.pytorchLoss}`);
+    assert.ok(held.pytorchLoss < held.unigramLoss - 1, 'well below the unigram baseline');
+  } finally {
+    model.delete();
+  }
+});
+
 test("loadBundled: nadaraya-watson's fitted w reproduces the stored predictions", async () => {
   const nw = await as.loadBundled('nadaraya-watson');
   const c = json('nadaraya-watson', 'config.json');
