@@ -270,7 +270,12 @@ function showAbout() {
     labelled?.heads ? headLegend({
       heads: labelled.heads, layer: state.layer, selected: selectedHeads(state, labelled.numHeads),
       onSelect: (l, hd) => { state.heads = headsString([hd], labelled.numHeads); showLayer(l); showAbout(); },
-    }) : null);
+    }) : null,
+    labelled?.examples?.length && state.mode === 'text' ? h('span', { class: 'examples' }, t('model.tryExample'), ' ',
+      labelled.examples.map((ex) => h('button', {
+        type: 'button', class: 'example', lang: labelled.lang ?? 'en', 'data-no-i18n': '', text: ex.replace(/\n/g, '⏎'),
+        title: ex, onclick: () => { $('text').value = ex; change('text', ex, 0); },
+      }))) : null);
 }
 
 /** A bundled model's labelled heads (config.json's `heads`, training/label_heads.py), fetched once per model. */
@@ -279,7 +284,10 @@ async function loadHeadLabels(name) {
   try {
     const r = await fetch(new URL(`../models/${encodeURIComponent(name)}/config.json`, import.meta.url));
     const c = r.ok ? await r.json() : {};
-    side.heads.set(name, { heads: Array.isArray(c.heads) ? c.heads : null, numHeads: c.numHeads });
+    // examples: prompts in the model's own language (chinese-poems reads Chinese characters only), offered as
+    // buttons; the text box is changed only when one is clicked
+    const examples = Array.isArray(c.examples) ? c.examples.filter((x) => typeof x === 'string' && x.length <= 200).slice(0, 4) : [];
+    side.heads.set(name, { heads: Array.isArray(c.heads) ? c.heads : null, numHeads: c.numHeads, examples, lang: typeof c.lang === 'string' ? c.lang : undefined });
   } catch {
     return; // no legend: the page works without it
   }

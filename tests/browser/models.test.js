@@ -12,6 +12,7 @@ import {
   useBrowser, settled, clean, errorText, shots, root,
 } from './harness.js';
 import { makeGpt2TokenizerJson } from '../fixtures/hf/make_gpt2_tokenizer_json.mjs';
+import { createAttnScope } from '../../bindings/js/index.js';
 
 const open = useBrowser();
 const HF = path.join(root, 'tests', 'fixtures', 'hf');
@@ -270,4 +271,74 @@ test("models: a bundled model's labelled heads are listed under its paragraph an
   assert.equal(await errorText(page), null);
   clean(rec);
   await page.close();
+});
+
+test('models: chinese-poems offers its example prompts, shows the next character and its previous-line head, and measures its held-out loss', async () => {
+  const dir = path.join(root, 'models', 'chinese-poems');
+  const cfg = JSON.parse(readFileSync(path.join(dir, 'config.json'), 'utf8'));
+  const held = JSON.parse(readFileSync(path.join(dir, 'heldout.json'), 'utf8'));
+  const as = await createAttnScope({ relaxedSimd: false });
+  const ref = await as.loadBundled('chinese-poems');
+  const prompt = cfg.examples[0];
+  const r = ref.run(prompt);
+  for (const [name, viewport] of [['desktop', undefined], ['phone', { width: 390, height: 844 }]]) {
+    const { page, rec } = await open(undefined, viewport);
+    assert.equal(await page.evaluate(() => window.__attnscope.info.ready), true, 'the module loaded');
+    let runs = await page.evaluate(() => window.__attnscope.runs);
+    const typed = await page.inputValue('#text');
+    await page.selectOption('#model', 'chinese-poems');
+    await settled(page, runs);
+    // the examples are buttons (config.json's examples): the text box keeps what was there until one is clicked
+    await page.waitForSelector('#model-about .example');
+    assert.deepEqual(await page.locator('#model-about .example').evaluateAll((bs) => bs.map((b) => b.title)), cfg.examples);
+    assert.equal(await page.inputValue('#text'), typed);
+    runs = await page.evaluate(() => window.__attnscope.runs);
+    await page.locator('#model-about .example').first().click();
+    await settled(page, runs);
+    await page.waitForFunction((p) => window.__attnscope.traceState?.text === p && !document.documentElement.dataset.busy, prompt);
+    assert.equal(await page.inputValue('#text'), prompt);
+    assert.deepEqual(await page.evaluate(() => window.__attnscope.trace.tokens), r.tokens);
+    const next = await page.locator('#predictions [data-name="next"] li').evaluateAll((lis) => lis.map((li) => Number(li.dataset.id)));
+    assert.deepEqual(next, Array.from(r.next.ids).slice(0, next.length), 'the next characters as attnscope computes them in Node');
+    // L3 H4 (config.json's previousLine head) on the poem: from the query that writes a character of line 2, the
+    // row's largest weight is on the character in the same place of line 1, as the page's heatmap shows it
+    const best0 = cfg.heads.find((hd) => hd.measure === 'previousLine');
+    const w = r.layers[best0.layer].attention.weights;
+    const line2 = prompt.indexOf('\n') + 1;
+    let hits = 0;
+    for (let o = 1; o < 5; o++) {
+      const q = line2 + o - 1;
+      const row = Array.from(w.subarray((best0.head * r.n + q) * r.n, (best0.head * r.n + q) * r.n + q + 1));
+      if (row.indexOf(Math.max(...row)) === o) hits += 1;
+    }
+    assert.ok(hits >= 3, `L${best0.layer + 1} H${best0.head + 1} looks one line up (${hits} of 4 rows)`);
+    const best = cfg.heads.find((hd) => hd.measure === 'previousLine');
+    assert.equal(await page.textContent(`#model-about [data-name="head-legend"] button[data-layer="${best.layer}"][data-head="${best.head}"]`),
+      `L${best.layer + 1} H${best.head + 1}: same position of the previous line (${best.score.toFixed(2)})`);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `${name}: no horizontal scroll (${overflow}px over)`);
+    if (name === 'desktop') {
+      await page.waitForSelector('#model-about [data-name="heldout"]:text-matches("nats per character")', { timeout: 120000 });
+      const [, loss, texts] = /([\d.]+) nats per character over \d+ characters of (\d+) texts/.exec(await page.textContent('#model-about [data-name="heldout"]'));
+      assert.equal(Number(texts), held.texts.length);
+      assert.ok(Math.abs(Number(loss) - held.pytorchLoss) < 1e-3, `held-out loss ${loss} vs PyTorch ${held.pytorchLoss}`);
+      // a first verse: "generate" continues it (the whole poem of examples[0] ends: the model writes </s>)
+      const verse = cfg.examples[1];
+      runs = await page.evaluate(() => window.__attnscope.runs);
+      await page.locator('#model-about .example').nth(1).click();
+      await settled(page, runs);
+      runs = await page.evaluate(() => window.__attnscope.runs);
+      await page.click('#generate');
+      await settled(page, runs);
+      const more = ref.generate(verse, { maxNewTokens: 8 }).text;
+      assert.equal(more.length, 8);
+      assert.equal(await page.inputValue('#text'), verse + more, '8 greedy characters appended');
+    }
+    await page.locator('#model-picker').screenshot({ path: path.join(shots, `${name}-bundled-chinese-poems.png`) });
+    await page.screenshot({ path: path.join(shots, `${name}-bundled-chinese-poems-page.png`), fullPage: false });
+    assert.equal(await errorText(page), null);
+    clean(rec);
+    await page.close();
+  }
+  ref.delete();
 });

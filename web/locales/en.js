@@ -151,6 +151,7 @@ register('en', {
   'model.yourCheckpoint': 'your checkpoint',
   'model.checkpointLabel': '{arch} · {layers} layers × {heads} heads · d {d}',
   'heldout.exact': 'Held-out, measured here with attnscope\'s generate: {correct} of {total} exact ({pct} %, {s} s).',
+  'model.tryExample': 'Try:',
   'heldout.loss': 'Held-out loss, measured here with attnscope: {loss} nats per character over {count} characters of {texts} texts never trained on (PyTorch: {reference}; {s} s).',
   'heldout.error': 'Held-out score: {message}',
   'heldout.measuring': 'Measuring the held-out score… {pct} %',

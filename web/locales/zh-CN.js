@@ -151,6 +151,7 @@ register('zh-CN', {
   'model.yourCheckpoint': '你的检查点',
   'model.checkpointLabel': '{arch} · {layers} 层 × {heads} 个头 · d {d}',
   'heldout.exact': '留出集成绩（在本页用 attnscope 的 generate 实测）：{total} 条中 {correct} 条完全正确（{pct} %，{s} 秒）。',
+  'model.tryExample': '试试：',
   'heldout.loss': '留出集损失（在本页用 attnscope 实测）：{texts} 段未参与训练的文本、共 {count} 个字符，平均每字符 {loss} 奈特（PyTorch：{reference}；{s} 秒）。',
   'heldout.error': '留出集成绩：{message}',
   'heldout.measuring': '正在测量留出集成绩… {pct} %',
