@@ -65,6 +65,11 @@ DESCRIPTION = (
     "head 4 (L3 H4): while it writes a character it looks at the character in the same place one line up (about "
     "0.29 of its weight; attention spread evenly would give 0.04). The two lines of a couplet are parallel (对仗), "
     "word against word, so that character tells the model what kind of character comes next.")
+DESCRIPTION_ZH = (
+    "中文字符级语言模型。一个小型的字符级语言模型，在约 43,000 首格律唐诗（全唐诗，简体）上训练，一句一行：五个或七个字，"
+    "加逗号或句号。给它一句开头，比如“床前明月光，”，它会按同样的字数一句一行地续写，直到整首诗结束。请看第 3 层第 4 个头"
+    "（L3 H4）：它写一个字时，会看上一行同一位置的那个字（约占它注意力权重的 0.29；平均分配只有 0.04）。律诗一联的上下两句"
+    "对仗，词对词，所以上一行同一位置的字告诉模型下一个字该是什么样的字。")
 EXAMPLES = ["床前明月光，\n疑是地上霜。\n举头望明月，\n低头思故乡。\n", "白日依山尽，", "春眠不觉晓，"]  # the page's buttons
 COUPLET = re.compile("^([\u4e00-\u9fff]{5}|[\u4e00-\u9fff]{7})，([\u4e00-\u9fff]{5}|[\u4e00-\u9fff]{7})。$")
 
@@ -303,7 +308,7 @@ def main():
         "format": "attnscope-model/1", "name": "chinese-poems", "task": "Chinese character-level language model",
         "architecture": "decoder", "description": DESCRIPTION, "tokenizer": tok.config(), **model.config(),
         "prompt": "the prompt's characters without <s>; the model continues them, a poem ends with </s>",
-        "lang": "zh-CN", "examples": EXAMPLES,
+        "lang": "zh-CN", "examples": EXAMPLES, "descriptions": {"zh-CN": DESCRIPTION_ZH},
         "training": {
             "source": "the regulated poems (every paragraph a couplet of five or seven characters per verse, one "
                       "metre) of dist/quantangshi/poet.tang.*.json in npm %s (sha256 %s), converted to simplified "

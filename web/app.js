@@ -264,8 +264,11 @@ function showAbout() {
   else if (score && !score.result) line = t('heldout.measuring', { pct: Math.round(100 * (score.fraction ?? 0)) });
   const labelled = side.heads.get(about.name);
   if (!labelled) loadHeadLabels(about.name);
-  // the model's own task and description (its config.json, written in English): data, not UI text
-  replace($('model-about'), h('span', { text: `${about.task ? `${about.task}. ` : ''}${about.description ?? ''}`, lang: 'en', 'data-no-i18n': '' }),
+  // the model's own task and description (its config.json, written in English, or in the page's language when
+  // config.json's `descriptions` has it): data, not UI text
+  const local = labelled?.descriptions?.[language()];
+  replace($('model-about'), local ? h('span', { text: local, lang: language(), 'data-no-i18n': '' })
+    : h('span', { text: `${about.task ? `${about.task}. ` : ''}${about.description ?? ''}`, lang: 'en', 'data-no-i18n': '' }),
     line ? h('strong', { class: 'heldout', dataset: { name: 'heldout' }, text: ` ${line}` }) : null,
     labelled?.heads ? headLegend({
       heads: labelled.heads, layer: state.layer, selected: selectedHeads(state, labelled.numHeads),
@@ -287,7 +290,11 @@ async function loadHeadLabels(name) {
     // examples: prompts in the model's own language (chinese-poems reads Chinese characters only), offered as
     // buttons; the text box is changed only when one is clicked
     const examples = Array.isArray(c.examples) ? c.examples.filter((x) => typeof x === 'string' && x.length <= 200).slice(0, 4) : [];
-    side.heads.set(name, { heads: Array.isArray(c.heads) ? c.heads : null, numHeads: c.numHeads, examples, lang: typeof c.lang === 'string' ? c.lang : undefined });
+    const descriptions = Object.fromEntries(Object.entries(c.descriptions && typeof c.descriptions === 'object' ? c.descriptions : {})
+      .filter(([, v]) => typeof v === 'string'));
+    side.heads.set(name, {
+      heads: Array.isArray(c.heads) ? c.heads : null, numHeads: c.numHeads, examples, descriptions, lang: typeof c.lang === 'string' ? c.lang : undefined,
+    });
   } catch {
     return; // no legend: the page works without it
   }

@@ -333,6 +333,12 @@ test('models: chinese-poems offers its example prompts, shows the next character
       const more = ref.generate(verse, { maxNewTokens: 8 }).text;
       assert.equal(more.length, 8);
       assert.equal(await page.inputValue('#text'), verse + more, '8 greedy characters appended');
+      // in 中文 the paragraph is config.json's zh-CN description, marked as Chinese
+      await page.selectOption('#lang', 'zh-CN');
+      await page.waitForFunction((d) => document.querySelector('#model-about span[lang="zh-CN"]')?.textContent === d, cfg.descriptions['zh-CN']);
+      await page.locator('#model-picker').screenshot({ path: path.join(shots, 'desktop-bundled-chinese-poems-zh.png') });
+      await page.selectOption('#lang', 'en');
+      await page.waitForSelector('#model-about span[lang="en"]');
     }
     await page.locator('#model-picker').screenshot({ path: path.join(shots, `${name}-bundled-chinese-poems.png`) });
     await page.screenshot({ path: path.join(shots, `${name}-bundled-chinese-poems-page.png`), fullPage: false });
