@@ -223,7 +223,7 @@ function renderFamily(kind) {
 // screen until a new one has loaded, and a failed load leaves it there with the error in the picker.
 
 let picking = false; // "your own checkpoint…" chosen, no checkpoint loaded yet
-const side = { id: 0, load: null, generating: false, play: 0, heldout: new Map(), heads: new Map() }; // heldout: name -> { id, fraction, result, error }; heads: name -> config.json's { heads, numHeads }
+const side = { id: 0, load: null, generating: false, play: 0, heldout: new Map(), about: new Map() }; // heldout: name -> { id, fraction, result, error }; about: name -> what config.json adds to bundledModels (loadAbout)
 const box = checkpointBox({ onFiles: loadCheckpoint });
 $('checkpoint-box').append(box.el);
 
@@ -262,8 +262,8 @@ function showAbout() {
     line = t('heldout.loss', { loss: loss.toFixed(3), count, texts, reference: reference ?? '—', s: (ms / 1000).toFixed(1) });
   } else if (score?.error) line = t('heldout.error', { message: score.error });
   else if (score && !score.result) line = t('heldout.measuring', { pct: Math.round(100 * (score.fraction ?? 0)) });
-  const labelled = side.heads.get(about.name);
-  if (!labelled) loadHeadLabels(about.name);
+  const labelled = side.about.get(about.name);
+  if (!labelled) loadAbout(about.name);
   // the model's own task and description (its config.json, written in English, or in the page's language when
   // config.json's `descriptions` has it): data, not UI text
   const local = labelled?.descriptions?.[language()];
@@ -281,9 +281,12 @@ function showAbout() {
       }))) : null);
 }
 
-/** A bundled model's labelled heads (config.json's `heads`, training/label_heads.py), fetched once per model. */
-async function loadHeadLabels(name) {
-  side.heads.set(name, {});
+/**
+ * What a bundled model's config.json adds to its bundledModels entry, fetched once per model: its labelled heads
+ * (`heads`, training/label_heads.py), example prompts and descriptions in other languages.
+ */
+async function loadAbout(name) {
+  side.about.set(name, {});
   try {
     const r = await fetch(new URL(`../models/${encodeURIComponent(name)}/config.json`, import.meta.url));
     const c = r.ok ? await r.json() : {};
@@ -292,7 +295,7 @@ async function loadHeadLabels(name) {
     const examples = Array.isArray(c.examples) ? c.examples.filter((x) => typeof x === 'string' && x.length <= 200).slice(0, 4) : [];
     const descriptions = Object.fromEntries(Object.entries(c.descriptions && typeof c.descriptions === 'object' ? c.descriptions : {})
       .filter(([, v]) => typeof v === 'string'));
-    side.heads.set(name, {
+    side.about.set(name, {
       heads: Array.isArray(c.heads) ? c.heads : null, numHeads: c.numHeads, examples, descriptions, lang: typeof c.lang === 'string' ? c.lang : undefined,
     });
   } catch {
