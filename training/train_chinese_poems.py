@@ -3,7 +3,7 @@
 of the npm package chinese-poetry (全唐诗, MIT licence; the poems themselves are Tang dynasty texts in the public
 domain), converted to simplified characters with Debian's opencc.
 
-    /usr/bin/python3 training/train_chinese_poems.py [--steps N] [--layers L] [--heads H] [--out NAME]
+    /usr/bin/python3 training/train_chinese_poems.py [--steps N] [--layers L] [--heads H] [--d-model D] [--out NAME]
 
 Needs: npm (the corpus is fetched once with `npm pack chinese-poetry@2.0.1` into training/.cache/, 85 MB, checked
 against its sha256) and Debian's `opencc` (`apt-get install opencc`) for the traditional -> simplified conversion.
@@ -11,18 +11,19 @@ against its sha256) and Debian's `opencc` (`apt-get install opencc`) for the tra
 Corpus: every poem of dist/quantangshi/poet.tang.*.json whose paragraphs are all regular couplets of one metre
 ("five characters，five characters。" or the same with seven), at least two of them, converted with
 `opencc -c t2s.json`, duplicates dropped. A poem is written one verse per line, as poems are printed:
-"床前明月光，\n疑是地上霜。\n举头望明月，\n低头思故乡。\n". Split by crc32(poem) % 100: 0 = test (the first
-TEST_SHIPPED without <unk> written to heldout.json), 1 = validation (checkpoint choice), else training. A training sequence is
-a random poem from position 0 followed by more random poems, each poem ended by </s>, cut to WINDOW + 1 ids.
+"床前明月光，\n疑是地上霜。\n举头望明月，\n低头思故乡。\n". Split by crc32(poem) % 100: 0 = test (the
+first TEST_SHIPPED without <unk> written to heldout.json), 1 = validation (checkpoint choice), else training. A
+training sequence is a random poem from position 0 followed by more random poems, each poem ended by </s>, cut to
+WINDOW + 1 ids.
 Characters seen fewer than MIN_COUNT times in training map to <unk>, which is never a training target; losses
 skip <unk> targets (the unigram baseline too).
 
 Metrics (F16-rounded weights, test poems from position 0): loss vs the unigram (add-one smoothed training
 frequencies over the same targets) and uniform baselines; per head the previous-line score: for the query that
 writes the character at offset o of line k >= 1 (the position before it), the weight on offset o of line k - 1,
-next to what a uniform causal row gives (1 / (i + 1)); greedy format: from the first verse (e.g. 床前明月光，\n), FORMAT_LINES more lines, the share of
-generated characters in the right class (hanzi / ，/ 。/ newline) and the share of prompts whose whole
-continuation has the right format.
+next to what a uniform causal row gives (1 / (i + 1)); greedy format: from the first verse and its comma (e.g.
+床前明月光，), a newline and FORMAT_LINES more verses, the share of generated characters in the right class
+(hanzi / ，/ 。/ newline) and the share of prompts whose whole continuation has the right format.
 """
 import collections
 import copy
