@@ -34,10 +34,11 @@ PAD, BOS, EOS, UNK = 0, 1, 2, 3
 OPENBLAS = "/usr/lib/x86_64-linux-gnu/openblas-serial"
 
 
-def use_openblas():
-    """Debian's torch calls the system BLAS, which defaults to the slow reference netlib build. When Debian's
-    libopenblas0-serial is installed, re-run this script with it first on LD_LIBRARY_PATH (~8x faster GEMMs on
-    one thread; results are the same up to float32 rounding). No-op otherwise."""
+def fast_runtime():
+    """Re-runs this script once in a faster runtime (results are the same up to float32 rounding): (1) Debian's
+    torch calls the system BLAS, which defaults to the slow reference netlib build; when Debian's
+    libopenblas0-serial is installed it goes first on LD_LIBRARY_PATH (~8x faster GEMMs on one thread);
+    (2) glibc's malloc keeps large freed blocks instead of unmapping them (below)."""
     again = False
     if os.path.isdir(OPENBLAS) and OPENBLAS not in os.environ.get("LD_LIBRARY_PATH", ""):
         os.environ["LD_LIBRARY_PATH"] = OPENBLAS + ":" + os.environ.get("LD_LIBRARY_PATH", "")
@@ -56,7 +57,7 @@ def use_openblas():
 
 def setup(seed):
     """Fixed seeds and one thread (the machine's two cores are shared)."""
-    use_openblas()
+    fast_runtime()
     torch.set_num_threads(1)
     torch.manual_seed(seed)
     np.random.seed(seed)

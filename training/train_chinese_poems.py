@@ -45,7 +45,7 @@ import charlm
 import common as C
 
 SEED = 1234
-CONTEXT, D_MODEL, HEADS, LAYERS, D_FF = 128, 96, 4, 4, 384
+CONTEXT, D_MODEL, HEADS, LAYERS = 128, 96, 4, 4   # dFF = 4 * dModel
 BATCH, WINDOW, LR, DROPOUT, WEIGHT_DECAY, EVAL_EVERY = 16, 120, 2e-3, 0.0, 0.1, 500
 MIN_COUNT = 20
 FORMAT_LINES = 3
@@ -81,6 +81,11 @@ def couplet(line):
     return len(m.group(1)) if m and len(m.group(1)) == len(m.group(2)) else 0
 
 
+def one_metre(lines):
+    """Two or more regular couplets, all of one metre."""
+    return len(lines) >= 2 and all(couplet(l) for l in lines) and len({couplet(l) for l in lines}) == 1
+
+
 def package_dir():
     """training/.cache/chinese-poetry-2.0.1/package, fetched with npm pack and checked on first use."""
     root = os.path.join(CACHE, "chinese-poetry-2.0.1")
@@ -108,7 +113,7 @@ def poems():
                            key=lambda p: int(p.split(".")[-2])):
             for p in json.load(open(path, encoding="utf-8")):
                 ps = p["paragraphs"]
-                if len(ps) >= 2 and all(couplet(l) for l in ps) and len({couplet(l) for l in ps}) == 1:
+                if one_metre(ps):
                     bodies.append("".join(ps))
         out = subprocess.run(["opencc", "-c", "t2s.json"], input="\n".join(bodies) + "\n", capture_output=True,
                              text=True, check=True).stdout
@@ -117,7 +122,7 @@ def poems():
     seen, out = set(), []
     for body in open(cached, encoding="utf-8").read().split("\n"):
         ls = re.findall("[^。]*。", body)
-        if len(ls) < 2 or "".join(ls) != body or not all(couplet(l) for l in ls) or len({couplet(l) for l in ls}) > 1:
+        if "".join(ls) != body or not one_metre(ls):   # the conversion kept every couplet regular
             continue
         text = "".join(v + "\n" for l in ls for v in re.findall("[^，。]*[，。]", l))
         if text not in seen:
