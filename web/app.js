@@ -262,27 +262,27 @@ function showAbout() {
     line = t('heldout.loss', { loss: loss.toFixed(3), count, texts, reference: reference ?? '—', s: (ms / 1000).toFixed(1) });
   } else if (score?.error) line = t('heldout.error', { message: score.error });
   else if (score && !score.result) line = t('heldout.measuring', { pct: Math.round(100 * (score.fraction ?? 0)) });
-  const labelled = side.about.get(about.name);
-  if (!labelled) loadAbout(about.name);
+  const more = side.about.get(about.name);
+  if (!more) loadAbout(about.name);
   // the model's own task and description (its config.json, written in English, or in the page's language when
   // config.json's `descriptions` has it): data, not UI text
-  const local = labelled?.descriptions?.[language()];
+  const local = more?.descriptions?.[language()];
   replace($('model-about'), local ? h('span', { text: local, lang: language(), 'data-no-i18n': '' })
     : h('span', { text: `${about.task ? `${about.task}. ` : ''}${about.description ?? ''}`, lang: 'en', 'data-no-i18n': '' }),
     line ? h('strong', { class: 'heldout', dataset: { name: 'heldout' }, text: ` ${line}` }) : null,
-    labelled?.heads ? headLegend({
-      heads: labelled.heads, layer: state.layer, selected: selectedHeads(state, labelled.numHeads),
-      onSelect: (l, hd) => { state.heads = headsString([hd], labelled.numHeads); showLayer(l); showAbout(); },
+    more?.heads ? headLegend({
+      heads: more.heads, layer: state.layer, selected: selectedHeads(state, more.numHeads),
+      onSelect: (l, hd) => { state.heads = headsString([hd], more.numHeads); showLayer(l); showAbout(); },
     }) : null,
-    labelled?.examples?.length && state.mode === 'text' ? h('span', { class: 'examples' }, t('model.tryExample'), ' ',
-      labelled.examples.map((ex) => h('button', {
-        type: 'button', class: 'example', lang: labelled.lang ?? 'en', 'data-no-i18n': '', text: ex.replace(/\n/g, '⏎'),
+    more?.examples?.length && state.mode === 'text' ? h('span', { class: 'examples' }, t('model.tryExample'), ' ',
+      more.examples.map((ex) => h('button', {
+        type: 'button', class: 'example', lang: more.lang ?? 'en', 'data-no-i18n': '', text: ex.replace(/\n/g, '⏎'),
         title: ex, onclick: () => { $('text').value = ex; change('text', ex, 0); },
       }))) : null);
 }
 
 /**
- * What a bundled model's config.json adds to its bundledModels entry, fetched once per model: its labelled heads
+ * What a bundled model's config.json adds to its bundledModels entry, fetched once per model: its more heads
  * (`heads`, training/label_heads.py), example prompts and descriptions in other languages.
  */
 async function loadAbout(name) {

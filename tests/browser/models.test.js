@@ -281,6 +281,7 @@ test('models: chinese-poems offers its example prompts, shows the next character
   const ref = await as.loadBundled('chinese-poems');
   const prompt = cfg.examples[0];
   const r = ref.run(prompt);
+  const best = cfg.heads.find((hd) => hd.measure === 'previousLine'); // config.json's previous-line head
   for (const [name, viewport] of [['desktop', undefined], ['phone', { width: 390, height: 844 }]]) {
     const { page, rec } = await open(undefined, viewport);
     assert.equal(await page.evaluate(() => window.__attnscope.info.ready), true, 'the module loaded');
@@ -302,17 +303,15 @@ test('models: chinese-poems offers its example prompts, shows the next character
     assert.deepEqual(next, Array.from(r.next.ids).slice(0, next.length), 'the next characters as attnscope computes them in Node');
     // L3 H4 (config.json's previousLine head) on the poem: from the query that writes a character of line 2, the
     // row's largest weight is on the character in the same place of line 1, as the page's heatmap shows it
-    const best0 = cfg.heads.find((hd) => hd.measure === 'previousLine');
-    const w = r.layers[best0.layer].attention.weights;
+    const w = r.layers[best.layer].attention.weights;
     const line2 = prompt.indexOf('\n') + 1;
     let hits = 0;
     for (let o = 1; o < 5; o++) {
       const q = line2 + o - 1;
-      const row = Array.from(w.subarray((best0.head * r.n + q) * r.n, (best0.head * r.n + q) * r.n + q + 1));
+      const row = Array.from(w.subarray((best.head * r.n + q) * r.n, (best.head * r.n + q) * r.n + q + 1));
       if (row.indexOf(Math.max(...row)) === o) hits += 1;
     }
-    assert.ok(hits >= 3, `L${best0.layer + 1} H${best0.head + 1} looks one line up (${hits} of 4 rows)`);
-    const best = cfg.heads.find((hd) => hd.measure === 'previousLine');
+    assert.ok(hits >= 3, `L${best.layer + 1} H${best.head + 1} looks one line up (${hits} of 4 rows)`);
     assert.equal(await page.textContent(`#model-about [data-name="head-legend"] button[data-layer="${best.layer}"][data-head="${best.head}"]`),
       `L${best.layer + 1} H${best.head + 1}: same position of the previous line (${best.score.toFixed(2)})`);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
