@@ -64,9 +64,53 @@ function request() {
     pending = true;
     return;
   }
-  inflight = { id: ++seq, t0: performance.now(), state: { ...state } };
+  // only what the panels on screen draw; the rest is asked for when the page is idle (completeTrace)
+  // the first run: the attention maps too, wherever they are (the page's first picture; renderAll)
+  const need = { all: wanted('all'), full: !trace || wanted('full') };
+  inflight = { id: ++seq, t0: performance.now(), state: { ...state }, need };
   document.documentElement.dataset.busy = '1';
-  worker.postMessage({ id: inflight.id, state: inflight.state });
+  worker.postMessage({ id: inflight.id, state: inflight.state, need });
+}
+
+/**
+ * Asks the worker for the current trace's missing parts (every layer's weights, the shown layer in full): the
+ * same input run again, its layers merged into the trace when they come (onWorkerMessage). Once per trace.
+ */
+function completeTrace() {
+  if (!trace || trace.complete || completing === traceSerial || inflight || pending || timer) return;
+  completing = traceSerial;
+  inflight = { id: ++seq, t0: performance.now(), state: { ...traceState }, need: { all: true, full: true }, serial: traceSerial };
+  worker.postMessage({ id: inflight.id, state: inflight.state, need: inflight.need });
+}
+let completing = 0; // the traceSerial a completion was asked for
+
+/**
+ * What a panel's draw needs of the trace: 'all' (every layer's weights), 'full' (the shown layer in full),
+ * 'layer' (the shown layer's weights: the attention maps draw from them at once when the layer changes, and
+ * its masked cells when the full trace comes).
+ */
+function needsOf(id) {
+  if (id === 'panel-model') return ['all'];
+  if (id === 'panel-attention') return view.words || state.agg === 'rollout' ? ['all', 'layer'] : ['layer'];
+  if (id === 'panel-steps' || id === 'panel-causal') return ['full'];
+  return [];
+}
+function has(tr, what) {
+  if (tr.complete) return true;
+  const shown = tr.layers[Math.min(state.layer, tr.layers.length - 1)];
+  if (what === 'full') return !!shown?.full;
+  if (what === 'layer') return !!shown?.attention?.weights;
+  return tr.layers.every((ly) => ly.attention?.weights) && (!tr.source?.layers || tr.source.layers.every((ly) => ly.attention?.weights));
+}
+/** Whether a run now should include `what` ('all' | 'full'): some panel on or near the screen draws it. */
+function wanted(what) {
+  const vh = window.innerHeight;
+  return [...document.querySelectorAll('main section.panel')].some((el) => {
+    const needs = needsOf(el.id);
+    if (el.hidden || !(needs.includes(what) || (what === 'full' && needs.includes('layer')))) return false;
+    const r = el.getBoundingClientRect();
+    return r.bottom > -NEAR * vh && r.top < (1 + NEAR) * vh;
+  });
 }
 
 function onWorkerMessage(e) {
@@ -91,6 +135,17 @@ function onWorkerMessage(e) {
     request(); // stale: draw only the newest
     return;
   }
+  if (req.serial) { // a completion: the same trace's missing layers
+    if (req.serial !== traceSerial) return;
+    if (!msg.ok) {
+      showError(msg.error.message);
+      deferred?.fail();
+      return;
+    }
+    mergeTrace(msg.trace);
+    for (const f of afterComplete.splice(0)) f();
+    return;
+  }
   const finish = () => {
     runs += 1;
     if (msg.ok && req.state.mode === 'text' && info.bundled.some((m) => m.name === req.state.model)) measureHeldout(req.state.model);
@@ -99,12 +154,14 @@ function onWorkerMessage(e) {
       familyRequest('regression');
     }
     document.documentElement.dataset.runs = String(runs);
-    if (!inflight && !pending && !timer) delete document.documentElement.dataset.busy; // not while a newer input waits its turn
+    // not while a newer input waits its turn, nor while views of the newest trace are still to be drawn
+    if (!inflight && !pending && !timer && !renderOpen) delete document.documentElement.dataset.busy;
     showStatus();
   };
   if (msg.ok) {
     trace = msg.trace;
     traceSerial += 1;
+    if (trace.complete) for (const f of afterComplete.splice(0)) f();
     traceState = req.state;
     causal.key = null;
     if (causal.follow) { // a token was just generated: show its row
@@ -123,6 +180,21 @@ function onWorkerMessage(e) {
     showError(msg.error.message);
     finish();
   }
+}
+
+/** Merges a completion's layers (every layer's weights, the shown layer in full) into the drawn trace. */
+function mergeTrace(full) {
+  trace.layers = full.layers;
+  if (trace.source && full.source) trace.source.layers = full.source.layers;
+  trace.complete = true;
+  wordTraces.delete(trace);
+}
+const afterComplete = []; // what waits for the trace to be complete (exports)
+/** Runs `fn` once the trace is complete: now, or when its completion comes. */
+function whenComplete(fn) {
+  if (!trace || trace.complete) return fn();
+  afterComplete.push(fn);
+  completeTrace();
 }
 
 /** The compute worker boot.js started (its early messages replayed now), or a new one. */
@@ -443,71 +515,94 @@ function select(i) {
 }
 
 let renderGen = 0;
+let renderOpen = false; // the newest render still has views to draw (busy stays set until they are drawn)
+let deferred = null; // the newest render's views below the fold: { gen, later: Map(panel id -> draw), run(id), abandon() }
+
+/** Above or below the viewport by more than this many viewport heights: drawn later (renderAll). */
+const NEAR = 0.5;
+const whenIdle = (fn) => (typeof requestIdleCallback === 'function' ? requestIdleCallback(fn, { timeout: 300 }) : setTimeout(fn, 16));
 
 /**
- * Draws every view from (trace, state) in four steps, one per animation frame (inputs and tokens,
- * then attention, then the step-by-step view, then the model view), so typing is never blocked for long; a newer render
- * abandons an older one. `done(ms)` gets the main-thread time spent, style and layout included.
+ * Draws every view from (trace, state), one panel per animation frame, the panels on screen first; a newer
+ * render abandons an older one. When those are drawn html[data-shown] is set; the panels off screen follow one
+ * per idle period once no newer input is waiting (a keystroke's new trace replaces them instead), or at once
+ * when scrolled into view; then html[data-drawn] is set (tests wait on it) and `done(ms)` gets the main-thread
+ * time spent, style and layout included.
  */
 function renderAll(done) {
   if (!trace) return;
   const gen = ++renderGen;
+  renderOpen = true;
+  document.documentElement.dataset.drawing = '1'; // until every view of this render is drawn (or a newer one starts)
+  delete document.documentElement.dataset.redraw;
   const s = state;
   const ex = !!trace.example;
   const n = trace.n;
   if (s.token >= n) s.token = 0;
-  // widths first: reading layout after the first replace would force a layout per view
+  // widths and panel positions first: reading layout after the first replace would force a layout per view
   const width = Object.fromEntries(['positional-view', 'embeddings', 'attention-view', 'causal-view', 'steps', 'model-view'].map((id) => [id, widthOf(id)]));
-  const H = trace.layers[Math.min(s.layer, trace.layers.length - 1)].attention.weights.length / (n * n);
+  const H = trace.numHeads;
   const heads = selectedHeads(s, H);
   // the encoder–decoder export buttons (cross-attention, the encoder's grid) exist only for traces that have them
   const encdec = !ex && !!trace.source?.layers;
   $('export-cross').hidden = !encdec;
   $('export-encdec').hidden = !encdec;
-  const stages = [() => {
-    // the token chips, positional and embedding maps are redrawn for a new trace, width or language; a click
-    // on a token only moves their selection (class 'selected', heatmap.selectRow)
-    const key1 = [traceSerial, width['positional-view'], width.embeddings, document.documentElement.lang].join('|');
-    const same = drawnKeys.get('inputs') === key1;
-    drawnKeys.set('inputs', key1);
-    if (same && !ex) {
+  const lang = document.documentElement.lang;
+  // the token chips, positional and embedding maps are redrawn for a new trace, width or language; a click on
+  // a token only moves their selection (class 'selected', heatmap.selectRow)
+  const fresh = (id, key) => {
+    if (drawnKeys.get(id) === key && !ex) return false;
+    drawnKeys.set(id, key);
+    return true;
+  };
+  const selectRows = (selector) => { for (const c of document.querySelectorAll(selector)) c.closest('.hm')?.selectRow?.(s.token); };
+  const stages = [[ex ? 'panel-example' : 'panel-input', () => {
+    if (ex) {
+      replace($('example-results'), exampleResults({ trace }));
+      return;
+    }
+    if (!fresh('tokens', [traceSerial, lang].join('|'))) {
       for (const el of selectable.tokens?.querySelectorAll('.chip[data-i], .span[data-i]') ?? []) el.classList.toggle('selected', Number(el.dataset.i) === s.token);
-      for (const c of document.querySelectorAll('#positional-view canvas[data-name="e"], #positional-view canvas[data-name="pe"], #positional-view canvas[data-name="input"], #embeddings canvas[data-name="embeddings"]')) c.closest('.hm')?.selectRow?.(s.token);
       if (traceState.model !== 'random') {
         replace($('predictions'), predictionsView({
           trace, canGenerate: trace.config?.architecture !== 'encoder-decoder' && !!trace.next?.tokens?.length,
           generating: side.generating, onGenerate: generate, playing: !!side.play, onGrow: (k) => { stopPlay(); grow(k); }, onPlay: togglePlay,
         }));
       }
-    } else if (!ex) {
-      const texts = trace.texts;
-      const text = texts.target ?? texts.text;
-      selectable.tokens = tokensView({ text, tokens: trace.tokens, ids: trace.ids, offsets: trace.offsets, selected: s.token, onSelect: select });
-      const parts = [selectable.tokens];
-      if (trace.source) {
-        parts.unshift(h('p', { class: 'sub', text: t('input.sourceTokens') }),
-          tokensView({ text: texts.source, tokens: trace.source.tokens, ids: trace.source.ids, offsets: trace.source.offsets }),
-          h('p', { class: 'sub', text: t('input.targetTokens') }));
-      }
-      const pad = trace.nReal != null && trace.nReal !== n ? t('input.padSummary', { real: trace.nReal, pad: n - trace.nReal }) : '';
-      const heads = t(`input.heads.${trace.numHeads > 1 ? 'other' : 'one'}`, { n: trace.numHeads, d: trace.headDim });
-      const layers = t(`input.layers.${trace.layers.length > 1 ? 'other' : 'one'}`, { n: trace.layers.length });
-      parts.push(h('p', { class: 'note', text: t('input.summary', { n, pad, dModel: trace.dModel, heads, layers }) }));
-      replace($('tokens'), parts);
-      // a loaded model's predictions (the seeded random model's next-token guesses mean nothing)
-      if (traceState.model === 'random') $('predictions').replaceChildren();
-      else replace($('predictions'), predictionsView({
-        trace, canGenerate: traceState.model !== 'random' && trace.config?.architecture !== 'encoder-decoder' && !!trace.next?.tokens?.length,
-        generating: side.generating, onGenerate: generate, playing: !!side.play, onGrow: (k) => { stopPlay(); grow(k); }, onPlay: togglePlay,
-      }));
-      replace($('positional-view'), positionalView({ trace, state: traceState, width: width['positional-view'], selected: s.token, onSelect: select }));
-    } else {
-      replace($('example-results'), exampleResults({ trace }));
+      return;
     }
-    if (!same || ex) replace($('embeddings'), embeddingsView({ trace, width: width.embeddings, selected: s.token, onSelect: select }));
-  }, () => {
+    const texts = trace.texts;
+    const text = texts.target ?? texts.text;
+    selectable.tokens = tokensView({ text, tokens: trace.tokens, ids: trace.ids, offsets: trace.offsets, selected: s.token, onSelect: select });
+    const parts = [selectable.tokens];
+    if (trace.source) {
+      parts.unshift(h('p', { class: 'sub', text: t('input.sourceTokens') }),
+        tokensView({ text: texts.source, tokens: trace.source.tokens, ids: trace.source.ids, offsets: trace.source.offsets }),
+        h('p', { class: 'sub', text: t('input.targetTokens') }));
+    }
+    const pad = trace.nReal != null && trace.nReal !== n ? t('input.padSummary', { real: trace.nReal, pad: n - trace.nReal }) : '';
+    const headsText = t(`input.heads.${trace.numHeads > 1 ? 'other' : 'one'}`, { n: trace.numHeads, d: trace.headDim });
+    const layers = t(`input.layers.${trace.layers.length > 1 ? 'other' : 'one'}`, { n: trace.layers.length });
+    parts.push(h('p', { class: 'note', text: t('input.summary', { n, pad, dModel: trace.dModel, heads: headsText, layers }) }));
+    replace($('tokens'), parts);
+    // a loaded model's predictions (the seeded random model's next-token guesses mean nothing)
+    if (traceState.model === 'random') $('predictions').replaceChildren();
+    else replace($('predictions'), predictionsView({
+      trace, canGenerate: traceState.model !== 'random' && trace.config?.architecture !== 'encoder-decoder' && !!trace.next?.tokens?.length,
+      generating: side.generating, onGenerate: generate, playing: !!side.play, onGrow: (k) => { stopPlay(); grow(k); }, onPlay: togglePlay,
+    }));
+  }], ['panel-embeddings', () => {
+    if (fresh('embeddings', [traceSerial, width.embeddings, lang].join('|'))) {
+      replace($('embeddings'), embeddingsView({ trace, width: width.embeddings, selected: s.token, onSelect: select }));
+    } else selectRows('#embeddings canvas[data-name="embeddings"]');
+  }], ['panel-positional', () => {
+    if (ex) return; // the worked example has no positional panel (data-when="text")
+    if (fresh('positional', [traceSerial, width['positional-view'], lang].join('|'))) {
+      replace($('positional-view'), positionalView({ trace, state: traceState, width: width['positional-view'], selected: s.token, onSelect: select }));
+    } else selectRows('#positional-view canvas[data-name="e"], #positional-view canvas[data-name="pe"], #positional-view canvas[data-name="input"]');
+  }], ['panel-attention', () => {
     // redrawn when what it shows changes; a click on a token only moves the selected row (heatmap.selectRow)
-    const key = [traceSerial, view.words, width['attention-view'], s.layer, heads.join(','), s.agg, s.thr, s.topk, document.documentElement.lang].join('|');
+    const key = [traceSerial, view.words, width['attention-view'], s.layer, heads.join(','), s.agg, s.thr, s.topk, lang].join('|');
     if (drawnKeys.get('attention-view') !== key) {
       drawnKeys.set('attention-view', key);
       const shown = aggregated(s, width['attention-view']);
@@ -522,34 +617,102 @@ function renderAll(done) {
     }
     const row = shownToken(shownTrace());
     for (const c of document.querySelectorAll('#attention-view canvas[data-kind="attention"], #aggregate-view canvas[data-kind="aggregate"]')) c.closest('.hm')?.selectRow?.(row);
-  }, () => {
+  }], ['panel-causal', () => {
     renderCausal(width['causal-view']);
-  }, () => {
+  }], ['panel-steps', () => {
     replace($('steps'), stepsFor(width.steps));
-  }, () => {
-    const n0 = trace.n;
-    const H0 = trace.layers[0].attention.weights.length / (n0 * n0);
-    drawOnce('model-view', [traceSerial, view.words, width['model-view'], s.layer, selectedHeads(s, H0).join(','), document.documentElement.lang].join('|'),
+  }], ['panel-model', () => {
+    const H0 = trace.numHeads;
+    drawOnce('model-view', [traceSerial, view.words, width['model-view'], s.layer, selectedHeads(s, H0).join(','), lang].join('|'),
       () => modelFor(width['model-view']));
-  }];
+  }]];
+  // on screen (or near it, or hidden: a hidden panel's draw decides whether it shows, and costs nothing)
+  const vh = window.innerHeight;
+  const near = (id) => { // in the viewport (those near it are drawn as they scroll in: panelWatch)
+    const r = $(id).getBoundingClientRect();
+    return r.height === 0 || (r.bottom > 0 && r.top < vh);
+  };
+  // drawn now: the panels on screen whose data the trace has (request() asked for what they draw)
+  const ready = (id) => needsOf(id).every((what) => has(trace, what));
+  // the first trace's attention maps are drawn right after the tokens, on screen or not: what the page is for
+  const first = stages.filter(([id]) => (near(id) || (runs === 0 && id === 'panel-attention')) && ready(id));
+  const later = new Map(stages.filter((st) => !first.includes(st)));
   let spent = 0;
-  const step = (k) => {
-    if (gen !== renderGen) {
-      done?.(spent); // superseded: the newer render draws the rest
-      return;
-    }
+  let ended = false;
+  const run = (draw) => {
     const t0 = performance.now();
-    stages[k]();
+    draw();
     document.body.offsetHeight; // count style and layout in the measured time
     spent += performance.now() - t0;
-    if (k + 1 < stages.length) requestAnimationFrame(() => step(k + 1));
-    else {
+  };
+  const end = (complete) => {
+    if (ended) return;
+    ended = true;
+    if (complete) {
+      renderOpen = false;
+      delete document.documentElement.dataset.drawing;
       document.documentElement.dataset.drawn = String(gen); // every view is drawn (tests wait on this)
-      done?.(spent);
+      if (!inflight && !pending && !timer) delete document.documentElement.dataset.busy;
+    }
+    done?.(spent); // superseded: the newer render draws the rest
+  };
+  const d = {
+    gen,
+    later,
+    run(id) {
+      if (gen !== renderGen) return end(false);
+      const draw = later.get(id);
+      if (!draw) return;
+      if (!ready(id)) {
+        completeTrace(); // the pump draws it when the completion has come
+        return;
+      }
+      later.delete(id);
+      run(draw);
+      if (!later.size) end(true);
+    },
+    fail() { // the completion failed (its error is shown): what needs it stays as it was
+      if (gen !== renderGen) return;
+      later.clear();
+      end(true);
+    },
+  };
+  deferred = d;
+  const pump = () => whenIdle(() => {
+    if (gen !== renderGen) return end(false);
+    if (!later.size) return;
+    // a newer input is being computed: its trace replaces this one, so drawing these now would only delay it
+    if ((inflight && !inflight.serial) || pending || timer) return setTimeout(pump, 30);
+    const id = [...later.keys()].find(ready); // page order, among those the trace has the data for
+    if (id) d.run(id);
+    else completeTrace(); // the rest need the trace completed: asked once, drawn when it comes
+    if (later.size) (id ? pump() : setTimeout(pump, 30));
+  });
+  const step = (k0) => {
+    if (gen !== renderGen) return end(false);
+    // one task draws panels while they are quick (a frame's worth), the next panel waits for the next frame
+    const t0 = performance.now();
+    let k = k0;
+    for (; k < first.length && (k === k0 || performance.now() - t0 < 12); k++) run(first[k][1]);
+    k -= 1;
+    if (k + 1 < first.length) requestAnimationFrame(() => step(k + 1));
+    else {
+      document.documentElement.dataset.shown = String(gen); // every view on screen is drawn
+      if (!later.size) end(true);
+      else pump();
     }
   };
   step(0);
 }
+
+// a panel whose draw was put off is drawn as soon as it comes near the viewport
+const panelWatch = typeof IntersectionObserver === 'function' ? new IntersectionObserver((entries) => {
+  for (const e of entries) {
+    const d = deferred;
+    if (e.isIntersecting && d?.later.has(e.target.id)) requestAnimationFrame(() => d.run(e.target.id)); // or asks for the data
+  }
+}, { rootMargin: `${100 * NEAR}% 0px` }) : null;
+for (const el of document.querySelectorAll('main section.panel')) panelWatch?.observe(el);
 
 /**
  * The attention panel's view-model: the aggregate map (mean / max over heads, rollout) drawn into
@@ -706,6 +869,7 @@ const CAUSAL_KS = [5, 10, 20];
 
 function renderCausal(width = widthOf('causal-view')) {
   const panel = $('panel-causal');
+  if (!has(trace, 'full')) return; // drawn when the completion comes (renderAll's pump)
   const decoder = !trace.example && trace.config?.architecture === 'decoder';
   panel.hidden = !decoder;
   if (!decoder) {
@@ -733,7 +897,7 @@ function renderCausal(width = widthOf('causal-view')) {
       });
     }
   }
-  const H = trace.layers[0].attention.weights.length / (n * n);
+  const H = trace.numHeads;
   replace($('causal-view'), causalView({
     trace, layer: state.layer, heads: selectedHeads(state, H), token: i, next: causal.next, k, ks: random ? [5] : CAUSAL_KS,
     canGenerate: !random && !!trace.next, generating: side.generating, width,
@@ -758,6 +922,7 @@ function stepsFor(width) {
 }
 
 function renderSteps() {
+  if (!has(trace, 'full')) return; // drawn when the completion comes (renderAll's pump)
   replace($('steps'), stepsFor(widthOf('steps')));
 }
 
@@ -833,10 +998,22 @@ function change(key, value, delay = 120) {
     state.layer = 0;
   }
   if (key === 'numLayers' && state.layer >= value) state.layer = 0;
+  if (delay === 0 && TEXT_IDS.includes(key)) {
+    // a keystroke: sent to the worker first (or queued behind the running request), the link written after
+    // (replaceState takes 10–20 ms with a long text) and nothing else waits on it
+    clearTimeout(timer);
+    timer = 0;
+    document.documentElement.dataset.busy = '1';
+    request();
+    saveHashSoon();
+    syncVisibility();
+    return;
+  }
   saveHash();
   syncVisibility();
   schedule(delay);
 }
+const TEXT_IDS = ['text', 'source', 'target'];
 
 /**
  * Export buttons (issue 14): downloads the attention view (its heatmap or lines) or the model view as SVG,
@@ -890,7 +1067,7 @@ function exportView(view, format, attention = 'self') {
 
 function wire() {
   for (const b of document.querySelectorAll('button[data-export]')) {
-    b.addEventListener('click', () => exportView(b.dataset.export, b.dataset.format, b.dataset.attention ?? 'self'));
+    b.addEventListener('click', () => whenComplete(() => exportView(b.dataset.export, b.dataset.format, b.dataset.attention ?? 'self')));
   }
   for (const r of document.querySelectorAll('input[name=mode]')) r.addEventListener('change', () => change('mode', r.value, 0));
   for (const id of SELECT_IDS) $(id).addEventListener('change', () => change(id, $(id).value, 0));
@@ -941,7 +1118,7 @@ function wire() {
   $('arch').addEventListener('change', () => { $('causal').checked = state.arch === 'decoder'; $('causal').disabled = state.arch === 'encoder-decoder'; });
   // no delay: a key is sent at once when the worker is idle; keys typed while it computes collapse into one
   // request for the newest text, sent when the running one returns (request(): latest wins)
-  for (const id of ['text', 'source', 'target']) $(id).addEventListener('input', () => change(id, $(id).value, 0));
+  for (const id of TEXT_IDS) $(id).addEventListener('input', () => change(id, $(id).value, 0));
   $('controls').addEventListener('submit', (e) => e.preventDefault());
   $('lang').addEventListener('change', () => {
     state.lang = $('lang').value;
@@ -964,6 +1141,7 @@ function wire() {
     if (window.innerWidth === lastW) return;
     lastW = window.innerWidth;
     clearTimeout(resizeTimer);
+    document.documentElement.dataset.redraw = '1'; // a redraw is due (tests wait for it: harness afterDraw)
     resizeTimer = setTimeout(() => { renderAll(); renderFamily('regression'); }, 150);
   });
   $('copy-link').addEventListener('click', async () => {
@@ -977,7 +1155,7 @@ function wire() {
     }
     setTimeout(() => { b.textContent = t('header.copyLink'); }, 1800);
   });
-  $('export').addEventListener('click', () => {
+  $('export').addEventListener('click', () => whenComplete(() => {
     if (!trace) return;
     const blob = new Blob([JSON.stringify({ state: traceState, trace: toPlain(trace) }, null, 1)], { type: 'application/json' });
     const url = URL.createObjectURL(blob);
@@ -986,7 +1164,7 @@ function wire() {
     a.click();
     a.remove();
     setTimeout(() => URL.revokeObjectURL(url), 1000);
-  });
+  }));
 }
 
 function toPlain(v) {

@@ -39,11 +39,16 @@ export class Pipeline {
     return this.bpeFiles;
   }
 
-  /** The trace for state `s`: what the views draw, nothing more. */
-  async run(s) {
+  /**
+   * The trace for state `s`: what the views draw, nothing more. `need` (default: everything) narrows it to what
+   * the views on screen draw — { all: every layer's attention weights, full: the shown layer's full trace } —
+   * and the page asks for the rest when it is idle (web/app.js): at 512 tokens × 6 layers × 12 heads the
+   * weights of every layer are 72 MB of fresh arrays, most of a keystroke's time.
+   */
+  async run(s, need = { all: true, full: true }) {
     if (s.mode === 'example') return this.example(s);
-    if (s.model === 'random') return this.randomRun(s);
-    return this.loadedRun(s, await this.loaded(s.model));
+    if (s.model === 'random') return this.randomRun(s, need);
+    return this.loadedRun(s, await this.loaded(s.model), need);
   }
 
   /** The user's checkpoint ('checkpoint') or a bundled model (by name), each loaded once. */
@@ -179,6 +184,7 @@ export class Pipeline {
     const model = this.cached(JSON.stringify(config), () => this.as.createModel(config));
     const trace = model.run(EXAMPLE_TOKENS.join(' '), { trace: 'full' });
     trace.example = true;
+    trace.complete = true;
     return trace;
   }
 
@@ -202,11 +208,11 @@ export class Pipeline {
     return this.cached(key, () => this.as.createModel({ ...config, tokenizer }));
   }
 
-  async randomRun(s) {
+  async randomRun(s, need) {
     const model = await this.randomModel(s);
     const texts = s.arch === 'encoder-decoder' ? { source: s.source, target: s.target } : { text: s.text };
     const pad = !s.padding ? {} : s.padTo ? { padTo: s.padTo } : { padMultiple: 8 }; // 8: next multiple above n
-    return this.traced(model, s, texts, pad);
+    return this.traced(model, s, texts, pad, need);
   }
 
   /**
@@ -214,24 +220,25 @@ export class Pipeline {
    * shown whole or (state.grow = k) as its first k tokens — greedy decoding is prefix-consistent, so the
    * first k rows are what the model attended to while writing them.
    */
-  async loadedRun(s, model) {
-    if (model.config.architecture !== 'encoder-decoder') return this.traced(model, s, { text: s.text }, {});
+  async loadedRun(s, model, need) {
+    if (model.config.architecture !== 'encoder-decoder') return this.traced(model, s, { text: s.text }, {}, need);
     const out = model.generate(s.text, { maxNewTokens: 64 });
     const grow = s.grow > 0 && s.grow < out.ids.length;
     const shown = grow ? model.generate(s.text, { maxNewTokens: s.grow }) : out;
-    const trace = this.traced(model, s, { source: s.text, target: shown.text }, {});
+    const trace = this.traced(model, s, { source: s.text, target: shown.text }, {}, need);
     trace.generated = { text: out.text, tokens: out.tokens, count: out.ids.length, shown: shown.ids.length };
     return trace;
   }
 
   /**
-   * One run asking for what is on screen: every layer's weights, the shown layer in full (the source side's
-   * layers as weights only), the PE rows the positional view plots.
+   * One run asking for what is on screen: every layer's weights (need.all; the source side's layers as weights
+   * only), the shown layer in full (need.full), the PE rows the positional view plots. `trace.complete` says
+   * whether it holds both.
    */
-  traced(model, s, texts, pad) {
+  traced(model, s, texts, pad, need = { all: true, full: true }) {
     const c = model.config;
     const layers = c.architecture === 'encoder-decoder' ? c.numDecoderLayers : c.numLayers;
-    const options = { trace: 'weights', full: [Math.max(0, Math.min(s.layer, layers - 1))], ...pad };
+    const options = { trace: need.all ? 'weights' : 'none', full: need.full ? [Math.max(0, Math.min(s.layer, layers - 1))] : [], ...pad };
     if (c.positional === 'sinusoidal') options.positionalTable = s.pePositions;
     const trace = model.run(texts.text ?? { source: texts.source, target: texts.target }, options);
     if (trace.n > MAX_TOKENS) throw new RangeError(`the input has ${trace.n} tokens; the page shows at most ${MAX_TOKENS}`);
@@ -241,6 +248,7 @@ export class Pipeline {
     trace.normFirst = c.normFirst;
     trace.config = { ...c };
     trace.texts = texts;
+    trace.complete = !!(need.all && need.full);
     return trace;
   }
 }

@@ -1,5 +1,5 @@
 // The compute worker (layer: web): owns the attnscope instance so typing never waits for the model.
-// Messages in: { id, state } (a run), { id, kind: 'load', files } (the user's checkpoint: File objects, read
+// Messages in: { id, state, need? } (a run; need: Pipeline.run's), { id, kind: 'load', files } (the user's checkpoint: File objects, read
 // here and never sent anywhere), { id, kind: 'generate', state, maxNewTokens }, { id, kind: 'next', state, position, ids, end, topK }
 // (a causal model's next-token top-k after one position), { id, kind: 'heldout', name }
 // (a bundled model's held-out score, measured here). Out: { type: 'ready', simd,
@@ -70,7 +70,7 @@ self.onmessage = async (e) => {
       self.postMessage({ id, kind, ok: true, generated, ms: performance.now() - t0 });
       return;
     }
-    const trace = await pipeline.run(state);
+    const trace = await pipeline.run(state, e.data.need);
     const ms = performance.now() - t0;
     const msg = { id, ok: true, trace, ms };
     // run() returns fresh copies (API.md), so their buffers are moved rather than copied
