@@ -98,7 +98,8 @@ export function useBrowser() {
 export async function settled(page, runs) {
   await page.waitForFunction((n) => {
     const a = window.__attnscope;
-    return a && a.runs > n && !document.documentElement.dataset.busy;
+    const d = document.documentElement.dataset;
+    return a && a.runs > n && !d.busy && !d.drawing && !d.redraw;
   }, runs, { timeout: 30000 });
   return page.evaluate(() => window.__attnscope.runs);
 }
@@ -110,11 +111,19 @@ export async function after1(page, action) {
   await settled(page, runs);
 }
 
-/** Runs `action` (a view change, no recompute) and waits until every view has been redrawn. */
+/**
+ * Runs `action` (a view change, no recompute) and waits until every view has been redrawn: a render newer than
+ * the last one finished (html[data-drawn]), none still drawing (html[data-drawing]: views off screen are drawn
+ * when the page is idle) and no redraw due (html[data-redraw]: a resize, e.g. an element screenshot's, redraws
+ * 150 ms later).
+ */
 export async function afterDraw(page, action) {
   const drawn = await page.evaluate(() => Number(document.documentElement.dataset.drawn ?? 0));
   await action();
-  await page.waitForFunction((n) => Number(document.documentElement.dataset.drawn ?? 0) > n, drawn, { timeout: 30000 });
+  await page.waitForFunction((n) => {
+    const d = document.documentElement.dataset;
+    return Number(d.drawn ?? 0) > n && !d.drawing && !d.redraw;
+  }, drawn, { timeout: 30000 });
 }
 
 /** Asserts that nothing `open()` records as a failure happened. */
