@@ -10,7 +10,7 @@ import { tokensView } from './views/tokens.js';
 import { embeddingsView } from './views/embeddings.js';
 import { positionalView } from './views/positional.js';
 import { attentionView } from './views/attention.js';
-import { stepsView } from './views/steps.js';
+import { stepsViewSliced } from './views/steps.js';
 import { exampleInputs, exampleResults } from './views/example.js';
 import { modelView, aggregateView } from './views/modelview.js';
 import { additiveView } from './views/additive.js';
@@ -200,8 +200,9 @@ function whenComplete(fn) {
 /** The compute worker boot.js started (its early messages replayed now), or a new one. */
 function startWorker() {
   const boot = globalThis.__attnscopeBoot;
-  const w = boot ? boot.take(onWorkerMessage) : new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
-  if (!boot) w.addEventListener('message', onWorkerMessage);
+  if (!boot) globalThis.__attnscopeBoot = { taken: true }; // a boot.js arriving later starts no second worker
+  const w = boot?.take ? boot.take(onWorkerMessage) : new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  if (!boot?.take) w.addEventListener('message', onWorkerMessage);
   w.addEventListener('error', (e) => {
     showError(t('error.worker', { message: e.message || t('error.seeConsole') }));
   });
@@ -514,6 +515,12 @@ function select(i) {
   renderAll();
 }
 
+/** Everything the attention panel's maps depend on: they are redrawn when it changes. */
+function attentionKey(width) {
+  return [traceSerial, view.words, width, state.layer, selectedHeads(state, trace.numHeads).join(','), state.agg, state.thr, state.topk,
+    document.documentElement.lang].join('|');
+}
+
 let renderGen = 0;
 let renderOpen = false; // the newest render still has views to draw (busy stays set until they are drawn)
 let deferred = null; // the newest render's views below the fold: { gen, later: Map(panel id -> draw), run(id), abandon() }
@@ -523,11 +530,12 @@ const NEAR = 0.5;
 const whenIdle = (fn) => (typeof requestIdleCallback === 'function' ? requestIdleCallback(fn, { timeout: 300 }) : setTimeout(fn, 16));
 
 /**
- * Draws every view from (trace, state), one panel per animation frame, the panels on screen first; a newer
- * render abandons an older one. When those are drawn html[data-shown] is set; the panels off screen follow one
- * per idle period once no newer input is waiting (a keystroke's new trace replaces them instead), or at once
- * when scrolled into view; then html[data-drawn] is set (tests wait on it) and `done(ms)` gets the main-thread
- * time spent, style and layout included.
+ * Draws every view from (trace, state), the panels on screen first — as many per animation frame as fit in
+ * ~12 ms, a long one (the step-by-step view) in slices; a newer render abandons an older one. When those are
+ * drawn html[data-shown] is set; the panels off screen follow one slice per idle period once no newer input is
+ * waiting (a keystroke's new trace replaces them instead), or at once when scrolled near; then
+ * html[data-drawn] is set (tests wait on it; html[data-drawing] is set until then) and `done(ms)` gets the
+ * main-thread JavaScript time spent.
  */
 function renderAll(done) {
   if (!trace) return;
@@ -602,16 +610,21 @@ function renderAll(done) {
     } else selectRows('#positional-view canvas[data-name="e"], #positional-view canvas[data-name="pe"], #positional-view canvas[data-name="input"]');
   }], ['panel-attention', () => {
     // redrawn when what it shows changes; a click on a token only moves the selected row (heatmap.selectRow)
-    const key = [traceSerial, view.words, width['attention-view'], s.layer, heads.join(','), s.agg, s.thr, s.topk, lang].join('|');
+    const key = attentionKey(width['attention-view']);
     if (drawnKeys.get('attention-view') !== key) {
       drawnKeys.set('attention-view', key);
       const shown = aggregated(s, width['attention-view']);
       replace($('attention-view'), attentionView({
         trace: shown, layer: s.layer, heads, token: shownToken(shown), width: width['attention-view'],
         onLayer: showLayer,
-        // the step-by-step and causal views follow in the next frame: reading their width right after the
-        // maps were replaced forced a layout inside the same task
-        onHeads: (next) => { state.heads = headsString(next, H); saveHashSoon(); requestAnimationFrame(() => { renderSteps(); renderCausal(); }); },
+        // the maps and lines were changed in place (setHeads): the key says so, and the step-by-step and causal
+        // views follow from the next frame, drawn now if on screen, else when idle (renderAll)
+        onHeads: (next) => {
+          state.heads = headsString(next, H);
+          saveHashSoon();
+          drawnKeys.set('attention-view', attentionKey(width['attention-view']));
+          requestAnimationFrame(() => renderAll());
+        },
         onSelect: (i) => selectShown(shown, i),
       }));
     }
@@ -620,11 +633,22 @@ function renderAll(done) {
   }], ['panel-causal', () => {
     renderCausal(width['causal-view']);
   }], ['panel-steps', () => {
-    replace($('steps'), stepsFor(width.steps));
+    // built in slices of ~12 ms (at 512 keys the whole view is ~70 ms of DOM); the key is kept once it is whole
+    const key = [traceSerial, Math.min(s.layer, trace.layers.length - 1), heads[0], Math.min(s.token, n - 1), width.steps, lang].join('|');
+    if (drawnKeys.get('steps') === key) return null;
+    drawnKeys.delete('steps');
+    const v = stepsFor(width.steps);
+    replace($('steps'), v.el);
+    const more = () => {
+      if (v.more(12)) return more;
+      drawnKeys.set('steps', key);
+      return null;
+    };
+    return more();
   }], ['panel-model', () => {
-    const H0 = trace.numHeads;
-    drawOnce('model-view', [traceSerial, view.words, width['model-view'], s.layer, selectedHeads(s, H0).join(','), lang].join('|'),
-      () => modelFor(width['model-view']));
+    // redrawn for a new trace, width or language; the shown layer and heads are marks moved in place
+    drawOnce('model-view', [traceSerial, view.words, width['model-view'], lang].join('|'), () => modelFor(width['model-view']));
+    $('model-view').firstChild?.setSelection?.(Math.min(s.layer, trace.layers.length - 1), selectedHeads(s, trace.numHeads));
   }]];
   // on screen (or near it, or hidden: a hidden panel's draw decides whether it shows, and costs nothing)
   const vh = window.innerHeight;
@@ -639,11 +663,12 @@ function renderAll(done) {
   const later = new Map(stages.filter((st) => !first.includes(st)));
   let spent = 0;
   let ended = false;
+  // a draw returns null when done, or a function that draws the rest (the step-by-step view's next slice)
   const run = (draw) => {
     const t0 = performance.now();
-    draw();
-    document.body.offsetHeight; // count style and layout in the measured time
+    const rest = draw();
     spent += performance.now() - t0;
+    return typeof rest === 'function' ? rest : null;
   };
   const end = (complete) => {
     if (ended) return;
@@ -668,7 +693,13 @@ function renderAll(done) {
         return;
       }
       later.delete(id);
-      run(draw);
+      const rest = run(draw);
+      if (rest) { // its next slice goes first
+        const others = [...later];
+        later.clear();
+        later.set(id, rest);
+        for (const [k, v] of others) later.set(k, v);
+      }
       if (!later.size) end(true);
     },
     fail() { // the completion failed (its error is shown): what needs it stays as it was
@@ -688,21 +719,26 @@ function renderAll(done) {
     else completeTrace(); // the rest need the trace completed: asked once, drawn when it comes
     if (later.size) (id ? pump() : setTimeout(pump, 30));
   });
-  const step = (k0) => {
-    if (gen !== renderGen) return end(false);
-    // one task draws panels while they are quick (a frame's worth), the next panel waits for the next frame
-    const t0 = performance.now();
-    let k = k0;
-    for (; k < first.length && (k === k0 || performance.now() - t0 < 12); k++) run(first[k][1]);
-    k -= 1;
-    if (k + 1 < first.length) requestAnimationFrame(() => step(k + 1));
-    else {
-      document.documentElement.dataset.shown = String(gen); // every view on screen is drawn
-      if (!later.size) end(true);
-      else pump();
-    }
+  const shown = () => {
+    document.documentElement.dataset.shown = String(gen); // every view on screen is drawn
+    if (!later.size) end(true);
+    else pump();
   };
-  step(0);
+  const queue = first.map(([id, draw]) => [id, draw]);
+  const step = () => {
+    if (gen !== renderGen) return end(false);
+    // one task draws panels while they are quick (a frame's worth), the next panel (or slice) waits for the next frame
+    const t0 = performance.now();
+    do {
+      const [id, draw] = queue.shift();
+      const rest = run(draw);
+      if (rest) queue.unshift([id, rest]);
+    } while (queue.length && performance.now() - t0 < 12);
+    if (queue.length) requestAnimationFrame(step);
+    else shown();
+  };
+  if (queue.length) step();
+  else shown();
 }
 
 // a panel whose draw was put off is drawn as soon as it comes near the viewport
@@ -915,15 +951,9 @@ function renderCausal(width = widthOf('causal-view')) {
 function stepsFor(width) {
   const n = trace.n;
   const layer = Math.min(state.layer, trace.layers.length - 1);
-  const H = trace.layers[layer].attention.weights.length / (n * n);
-  return stepsView({
-    trace, layer, head: selectedHeads(state, H)[0], token: Math.min(state.token, n - 1), width, onSelect: select,
+  return stepsViewSliced({
+    trace, layer, head: selectedHeads(state, trace.numHeads)[0], token: Math.min(state.token, n - 1), width, onSelect: select,
   });
-}
-
-function renderSteps() {
-  if (!has(trace, 'full')) return; // drawn when the completion comes (renderAll's pump)
-  replace($('steps'), stepsFor(widthOf('steps')));
 }
 
 // ---- controls ⇄ state

@@ -10,6 +10,21 @@ import { t } from '../i18n.js';
  * linesView({ rowTokens, colTokens, weights [H, n, m], heads: number[], width }) → HTMLElement, whose
  * setHeads(heads) redraws the lines of other heads in place (tokens and canvas kept).
  */
+// Raster buffers by canvas size, reused across views: a fresh typed array costs 4–10 ms per MB in Chromium on
+// a VM (page faults), and at 512 tokens one view's buffers are 32 MB. A buffer is free once the canvas that
+// held it has left the document (the view was replaced).
+const pool = [];
+function buffers(cw, chh, owner) {
+  let b = pool.find((x) => x.cw === cw && x.chh === chh && !x.owner.isConnected);
+  if (!b) {
+    b = { cw, chh, rgb: new Float32Array(cw * chh * 3), img: new ImageData(cw, chh), base: new ImageData(cw, chh) };
+    for (let k = pool.length - 1; k >= 0; k--) if (!pool[k].owner.isConnected) pool.splice(k, 1); // other sizes: dropped
+    pool.push(b);
+  }
+  b.owner = owner;
+  return b;
+}
+
 export function linesView(o) {
   const { rowTokens, colTokens, weights } = o;
   let heads = o.heads;
@@ -54,7 +69,7 @@ export function linesView(o) {
     }
     return Math.max(0.004, b / BINS);
   };
-  let floor = floorOf();
+  let floor = null; // the weakest link drawn unfocused: computed in the first draw (floorOf, ~17 ms at 512 tokens × 12 heads)
   // the panel's colour (light or dark theme, style.css --panel) is the background the lines blend over
   const panel = (() => {
     const v = getComputedStyle(document.documentElement).getPropertyValue('--panel').trim();
@@ -63,8 +78,7 @@ export function linesView(o) {
     const full = hex.length === 3 ? [...hex].map((c) => c + c).join('') : hex;
     return [0, 2, 4].map((i) => parseInt(full.slice(i, i + 2), 16));
   })();
-  const rgb = new Float32Array(cw * chh * 3);
-  const img = ctx.createImageData(cw, chh);
+  let bufs = null; // { rgb, img, base }: taken from the pool at the first draw (the view replaced by then has let go)
   const rgbOf = (hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
   // A hovered token shows its FOCUS_LINES strongest links at most (all of them up to 40 tokens × 5 heads):
   // 512 tokens × 12 heads would be 6,144 lines, a second of rasterising on a loaded 2-core machine.
@@ -80,7 +94,7 @@ export function linesView(o) {
     ws.sort((a, b) => b - a);
     return Math.max(0.004, ws[FOCUS_LINES - 1]);
   }
-  let base = null; // the unfocused picture, kept to restore when the pointer leaves a token
+  let base = null; // the unfocused picture (bufs.base once drawn), kept to restore when the pointer leaves a token
   // The links a picture shows: [head, query, key] triples and their weights, in head, query, key order.
   function linksOf(focus) {
     const least = focus ? focusFloor(focus) : floor;
@@ -115,38 +129,54 @@ export function linesView(o) {
       canvas.dataset.drawn = String(++drawn);
       return;
     }
-    for (let k = 0; k < rgb.length; k += 3) {
-      rgb[k] = panel[0];
-      rgb[k + 1] = panel[1];
-      rgb[k + 2] = panel[2];
-    }
-    const alpha = heads.length > 1 ? 0.9 : 1;
-    const { at, ws } = linksOf(focus);
-    const colours = new Map(heads.map((hd) => [hd, rgbOf(headColor(hd))]));
+    // each phase a task of its own (at 512 tokens × 12 heads: the floor's histogram over 3 M weights ~17 ms, the
+    // links ~16 ms, the lines in slices of SLICE_MS, the pixels ~10 ms), so an input event's task stays short
+    const alive = () => mine === job && (!bufs || bufs.owner === canvas); // else a newer picture, or the view replaced
+    let at;
+    let ws;
     let next = 0;
-    const slice = () => {
-      if (mine !== job) return; // a newer picture was asked for
+    const alpha = heads.length > 1 ? 0.9 : 1;
+    const colours = new Map(heads.map((hd) => [hd, rgbOf(headColor(hd))]));
+    const phases = [() => {
+      if (floor == null) {
+        floor = floorOf();
+        title.textContent = caption();
+      }
+    }, () => {
+      ({ at, ws } = linksOf(focus));
+      bufs ??= buffers(cw, chh, canvas);
+      const { rgb } = bufs;
+      rgb.set(panel); // the background, doubled by memmove (a loop over 5 M floats was ~15 ms at 512 tokens)
+      for (let k = 3; k < rgb.length; k *= 2) rgb.copyWithin(k, 0, Math.min(k, rgb.length - k));
+    }, () => {
       const t0 = performance.now();
       for (; next < ws.length; next++) {
-        if ((next & 15) === 0 && next > 0 && performance.now() - t0 > SLICE_MS) {
-          setTimeout(slice, 0);
-          return;
-        }
+        if ((next & 15) === 0 && next > 0 && performance.now() - t0 > SLICE_MS) return true; // more to do
         const c = colours.get(at[3 * next]);
-        rasterLine(rgb, cw, chh, 0, y(at[3 * next + 1]), cw - 1, y(at[3 * next + 2]), c[0], c[1], c[2], Math.min(1, ws[next] * alpha), 0.7 * dpr);
+        rasterLine(bufs.rgb, cw, chh, 0, y(at[3 * next + 1]), cw - 1, y(at[3 * next + 2]), c[0], c[1], c[2], Math.min(1, ws[next] * alpha), 0.7 * dpr);
       }
-      const px = img.data;
-      for (let q = 0, k = 0; q < px.length; q += 4, k += 3) {
-        px[q] = rgb[k];
-        px[q + 1] = rgb[k + 1];
-        px[q + 2] = rgb[k + 2];
-        px[q + 3] = 255;
+      return false;
+    }, () => {
+      const { rgb, img } = bufs;
+      // one opaque RGBA word per pixel (little-endian: R in the low byte), rounded to nearest
+      const px32 = new Uint32Array(img.data.buffer, img.data.byteOffset, cw * chh);
+      for (let q = 0, k = 0; q < px32.length; q++, k += 3) {
+        px32[q] = 0xff000000 | (((rgb[k + 2] + 0.5) | 0) << 16) | (((rgb[k + 1] + 0.5) | 0) << 8) | ((rgb[k] + 0.5) | 0);
       }
       ctx.putImageData(img, 0, 0);
-      if (!focus) base = new ImageData(Uint8ClampedArray.from(px), cw, chh);
+      if (!focus) {
+        bufs.base.data.set(img.data);
+        base = bufs.base;
+      }
       canvas.dataset.drawn = String(++drawn);
+    }];
+    let p = 0;
+    const go = () => {
+      if (!alive()) return;
+      if (phases[p]() !== true) p += 1; // a phase returning true has more to do
+      if (p < phases.length) setTimeout(go, 0);
     };
-    slice();
+    setTimeout(go, 0);
   }
   // drawn two frames later, after the page's next render step, so no frame carries both
   requestAnimationFrame(() => requestAnimationFrame(() => draw(null)));
@@ -185,13 +215,13 @@ export function linesView(o) {
     box.addEventListener('focusout', off);
     return box;
   };
-  const caption = () => `${o.title ?? t('lines.title')}${floor > 0.004 ? t('lines.floor', { floor: floor.toFixed(3) }) : ''}`;
+  const caption = () => `${o.title ?? t('lines.title')}${floor > 0.004 ? t('lines.floor', { floor: floor.toFixed(3) }) : ''}`; // floor null: not known yet
   const title = h('figcaption', { class: 'hm-title', text: caption() });
   const fig = h('figure', { class: 'lines' }, title,
     h('div', { class: 'lines-body' }, side(rowTokens, 'left'), canvas, side(colTokens, 'right')));
   fig.setHeads = (next) => {
     heads = next;
-    floor = floorOf();
+    floor = null; // computed in the redraw's first task
     base = null;
     canvas.dataset.heads = heads.join(',');
     title.textContent = caption();

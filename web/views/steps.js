@@ -92,9 +92,10 @@ function step(num, title, formula, ...content) {
 
 /**
  * The attention steps for query row i of attention trace A (nq query rows, nk keys labelled kTokens):
- * q, K, q·k, scale, mask, softmax, × V, concat, × W_O. Appends to `body`; returns the next step number.
+ * q, K, q·k, scale, mask, softmax, × V, concat, × W_O. Appends to `body`, yielding after each step (a
+ * generator, for stepsViewSliced); returns the next step number.
  */
-function attentionSteps(body, k, o) {
+function* attentionSteps(body, k, o) {
   const { A, i, hh, H, d, nk, qTokens, kTokens, simple, vw, prefix = '', kName = t('axis.key'), qFrom = 'x_i', kFrom = 'X' } = o;
   const nq = A.weights.length / (H * nk);
   const hd = d / H;
@@ -123,25 +124,32 @@ function attentionSteps(body, k, o) {
   const n = (name) => `${prefix}${name}`;
 
   body.append(step(k++, t(prefix ? 'steps.qCross' : 'steps.q', { token: tokenLabel(qTokens[i], 24) }), simple ? t('steps.qSimple') : t('steps.qFormula', { from: qFrom, c0: hh * hd, c1: (hh + 1) * hd - 1, h: hh + 1 }), vec(qi, n('q'), vw)));
+  yield;
   body.append(step(k++, t(prefix ? 'steps.keysCross' : 'steps.keys'), simple ? 'K = X' : t('steps.keysFormula', { from: kFrom }), heatmap({
     values: K, rows: nk, cols: hd, map: colors.signed, rowLabels: kTokens, rowName: kName, colName: t('axis.dim'),
     width: vw, cellMax: 20, heightMax: 360, legend: false, dataset: { name: n('K') },
   })));
+  yield;
   body.append(step(k++, t('steps.dots'), t('steps.dotsFormula'), numRow({ labels: kTokens, values: dots, name: n('dots'), emphasize: emph })));
+  yield;
   body.append(step(k++, simple ? t('steps.noScale') : `÷ √dₖ = ÷ √${hd} = × ${fmt(scale, 6)}`, t(blocked.includes(true) ? 'steps.scaleFormulaBlocked' : 'steps.scaleFormula', { scale: fmt(scale, 6) }),
     numRow({ labels: kTokens, values: Array.from(scores, (v) => (v === -Infinity ? NaN : v)), name: n('scaled'), emphasize: emph })));
+  yield;
   const nBlocked = blocked.filter(Boolean).length;
   body.append(step(k++, t('steps.mask'), nBlocked ? t('steps.maskBlocked', { n: nBlocked }) : t('steps.maskNone'),
     numRow({ labels: kTokens, values: scores, name: n('masked'), emphasize: emph })));
+  yield;
   body.append(step(k++, 'softmax', t('steps.softmaxFormula', { max: fmt(mx), sum: fmt(sum) }),
     h('div', { class: 'sub', text: 'x − max' }), numRow({ labels: kTokens, values: shifted, name: n('shifted') }),
     h('div', { class: 'sub', text: t('steps.expSub') }), numRow({ labels: kTokens, values: exps, map: colors.magnitude, domain: [0, 1], name: n('exp') }),
     h('div', { class: 'sub', text: t('steps.divide', { sum: fmt(sum) }) }),
     numRow({ labels: kTokens, values: weights, map: colors.weights, domain: [0, 1], name: n('weights') })));
+  yield;
   body.append(step(k++, t('steps.timesV'), simple ? 'context_i = Σ_j w_ij · x_j' : t('steps.timesVFormula'), heatmap({
     values: V, rows: nk, cols: hd, map: colors.signed, rowLabels: kTokens, rowName: t(prefix ? 'axis.sourceValue' : 'axis.value'), colName: t('axis.dim'),
     width: vw, cellMax: 20, heightMax: 360, legend: false, title: t('steps.vTitle'), dataset: { name: n('V') },
   }), h('div', { class: 'sub', text: t('steps.headOut') }), vec(headOut, n('head-out'), vw)));
+  yield;
   if (!simple && H > 1) {
     body.append(step(k++, t('steps.concat'), t('steps.concatFormula', { H, hd, d }), vec(row(A.concat, i, d), n('concat'), vw)));
   }
@@ -170,8 +178,35 @@ function residualStep(num, title, formula, a, aLabel, b, bLabel, sum, name, vw) 
     h('div', { class: 'sub', text: t('steps.resOut', { name }) }), vec(sum, name, vw));
 }
 
-/** stepsView({ trace, layer, head, token, width, onSelect }) → HTMLElement */
+/** stepsView({ trace, layer, head, token, width, onSelect }) → HTMLElement, built whole. */
 export function stepsView(o) {
+  const g = stepsParts(o);
+  const { value: body } = g.next();
+  while (!g.next().done);
+  return body;
+}
+
+/**
+ * The same view built in slices: { el, more(ms) } — `el` has the first steps; each more(ms) appends steps for
+ * about `ms` milliseconds and says whether any are left (at 512 keys the whole view is ~70 ms of DOM building,
+ * which the page spreads over idle periods).
+ */
+export function stepsViewSliced(o) {
+  const g = stepsParts(o);
+  const { value: el } = g.next();
+  let done = false;
+  return {
+    el,
+    more(ms) {
+      const t0 = performance.now();
+      while (!done && performance.now() - t0 < ms) done = !!g.next().done;
+      return !done;
+    },
+  };
+}
+
+/** The view as a generator: yields the body first, then once after each step appended to it. */
+function* stepsParts(o) {
   const { trace, width } = o;
   const L = trace.layers[o.layer];
   const A = L.attention;
@@ -183,8 +218,9 @@ export function stepsView(o) {
   const hh = Math.min(o.head, H - 1);
   if (!L.full) {
     // the page asks for the shown layer's full trace; until that run returns this layer has weights only
-    return h('div', { class: 'view-body steps', dataset: { token: i, head: hh, layer: o.layer, pending: '1' } },
+    yield h('div', { class: 'view-body steps', dataset: { token: i, head: hh, layer: o.layer, pending: '1' } },
       h('p', { class: 'note', text: t('steps.pending', { l: o.layer + 1 }) }));
+    return;
   }
   const simple = L.kind === 'simple';
   const toks = trace.tokens;
@@ -200,6 +236,7 @@ export function stepsView(o) {
   tokenPicker.addEventListener('change', () => o.onSelect?.(Number(tokenPicker.value)));
 
   const body = h('div', { class: 'view-body steps', dataset: { token: i, head: hh, layer: o.layer } });
+  yield body;
   body.append(h('div', { class: 'steps-head' },
     h('label', {}, t('steps.queryToken'), ' ', tokenPicker),
     h('span', { class: 'note', text: `${t('steps.where', { l: o.layer + 1, h: hh + 1, H, hd })} · ${t(simple ? 'steps.simple' : preNorm ? 'steps.preNorm' : 'steps.postNorm')}` })));
@@ -211,17 +248,17 @@ export function stepsView(o) {
   if (full && preNorm) {
     body.append(layerNormStep(k++, 'norm1', t('steps.ln1Pre'), r(L.input), r(L.norm1), stats(1), eps, vw, t('steps.layerInput')));
   }
-  k = attentionSteps(body, k, {
+  k = yield* attentionSteps(body, k, {
     A, i, hh, H, d, nk: n, qTokens: toks, kTokens: toks, simple, vw, Q: simple ? L.input : undefined, KV: simple ? L.input : undefined, qFrom: full && preNorm ? 'norm1_i' : 'x_i', kFrom: full && preNorm ? 'norm1' : 'X',
   });
-  if (!full) return body;
+  if (!full) return;
 
   // Sub-blocks after self-attention: residual + LayerNorm, [cross-attention], FFN — in the layer's order.
   const cross = L.cross && L.residual3 ? L.cross : null;
   const blocks = cross ? ['attn', 'cross', 'ffn'] : ['attn', 'ffn'];
   let prev = r(L.input);
   let prevName = t('steps.layerInput');
-  blocks.forEach((b, bi) => {
+  for (const [bi, b] of blocks.entries()) {
     const K = bi + 1;
     const res = r(L[`residual${K}`]);
     const nrm = r(L[`norm${K}`]);
@@ -237,7 +274,7 @@ export function stepsView(o) {
     } else if (b === 'cross') {
       const S = trace.source;
       body.append(h('h4', { class: 'steps-sub', text: t('steps.crossTitle', { token: tokenLabel(toks[i], 24), n: S ? S.n : '' }) }));
-      k = attentionSteps(body, k, {
+      k = yield* attentionSteps(body, k, {
         A: cross, i, hh, H, d: dm, nk: cross.k.length / dm, qTokens: toks, kTokens: S ? S.tokens : toks, simple: false, vw, prefix: 'cross-', kName: t('axis.sourceKey'),
         qFrom: preNorm ? 'norm2_i' : 'norm1_i', kFrom: t('steps.encoderOut'),
       });
@@ -261,7 +298,7 @@ export function stepsView(o) {
       prev = res;
       prevName = `residual${K}`;
     }
-  });
+    yield;
+  }
   body.append(step(k++, t('steps.layerOut'), t('steps.layerOutFormula', { name: preNorm ? `residual${blocks.length}` : `norm${blocks.length}` }), vec(r(L.output), 'layer-out', vw)));
-  return body;
 }
