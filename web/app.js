@@ -70,7 +70,9 @@ function request() {
   inflight = { id: ++seq, t0: performance.now(), state: { ...state }, need };
   document.documentElement.dataset.busy = '1';
   worker.postMessage({ id: inflight.id, state: inflight.state, need });
+  sent.push({ need, completion: false });
 }
+const sent = []; // what each run asked for (window.__attnscope.requests; the last 50)
 
 /**
  * Asks the worker for the current trace's missing parts (every layer's weights, the shown layer in full): the
@@ -81,6 +83,8 @@ function completeTrace() {
   completing = traceSerial;
   inflight = { id: ++seq, t0: performance.now(), state: { ...traceState }, need: { all: true, full: true }, serial: traceSerial };
   worker.postMessage({ id: inflight.id, state: inflight.state, need: inflight.need });
+  sent.push({ need: inflight.need, completion: true });
+  if (sent.length > 50) sent.splice(0, sent.length - 50);
 }
 let completing = 0; // the traceSerial a completion was asked for
 
@@ -1244,6 +1248,8 @@ Object.defineProperty(window, '__attnscope', {
     get info() { return Object.freeze({ ...info }); },
     get error() { return lastError; },
     get runs() { return runs; },
+    /** what each run sent to the worker asked for: { need: { all, full }, completion } (the last 50) */
+    get requests() { return sent.map((r) => Object.freeze({ need: Object.freeze({ ...r.need }), completion: r.completion })); },
     /** the attention-family views' last results and the parameters they were computed for */
     get family() {
       return Object.freeze(Object.fromEntries(Object.entries(fam).map(([k, f]) => [k, Object.freeze({

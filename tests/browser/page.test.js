@@ -390,6 +390,66 @@ test('page: the run asks for the shown layer in full, weights elsewhere, and the
   await page.close();
 });
 
+test('page: a keystroke asks only for what is on screen; the rest comes when idle and every view ends on the full run', async () => {
+  const words = Array.from({ length: 30 }, (_, i) => `w${i % 23}`).join(' ');
+  const { page, rec } = await open(`#numLayers=3&numHeads=4&dModel=32&dFF=64&text=${encodeURIComponent(words)}`, { width: 1280, height: 600 });
+  const asked = () => page.evaluate(() => window.__attnscope.requests.length);
+  // the text box at the top: the tokens and embeddings are on screen, the attention maps and the model view far below
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const top = await page.evaluate(() => document.getElementById('panel-attention').getBoundingClientRect().top / innerHeight);
+  assert.ok(top > 1.5, `the attention panel starts ${top.toFixed(2)} viewports down: not near the screen`);
+  let k0 = await asked();
+  await after1(page, async () => { await page.click('#text'); await page.keyboard.press('End'); await page.keyboard.type(' z'); });
+  let reqs = (await page.evaluate(() => window.__attnscope.requests)).slice(k0);
+  assert.deepEqual(reqs[0], { need: { all: false, full: false }, completion: false }, 'the keystroke run: no layer\'s weights');
+  assert.deepEqual(reqs.at(-1), { need: { all: true, full: true }, completion: true }, 'then, when idle, the same input in full');
+  // the merged trace and every view equal a fresh full run of the same input in the page
+  const cmp = () => page.evaluate(async () => {
+    const { createAttnScope } = await import('/bindings/js/index.js');
+    const as = await createAttnScope({ relaxedSimd: false });
+    const { trace, traceState: s } = window.__attnscope;
+    const m = as.createModel({
+      architecture: s.arch, tokenizer: s.tokenizer, dModel: s.dModel, numHeads: s.numHeads, numLayers: s.numLayers, dFF: s.dFF,
+      normFirst: s.normFirst, activation: s.activation, positional: s.positional, positionalBase: s.base, attention: 'learned', seed: s.seed,
+    });
+    const want = m.run(s.text, { trace: 'weights', full: [s.layer] });
+    let diff = 0;
+    want.layers.forEach((ly, l) => ly.attention.weights.forEach((v, c) => { diff = Math.max(diff, Math.abs(v - trace.layers[l].attention.weights[c])); }));
+    const full = trace.layers.map((ly) => ly.full);
+    const shown = JSON.parse(document.querySelector('#attention-view canvas[data-kind="attention"][data-head="1"]').dataset.values);
+    let shownDiff = 0;
+    shown.forEach((v, c) => { shownDiff = Math.max(shownDiff, Math.abs(v - want.layers[s.layer].attention.weights[trace.n * trace.n + c])); });
+    const mv = document.querySelector('#model-view canvas.mv-canvas').dataset;
+    m.delete();
+    return {
+      complete: trace.complete, diff, full, shownDiff, mv: [Number(mv.layers), Number(mv.heads), Number(mv.n)], n: trace.n,
+      steps: document.querySelector('#steps .steps')?.dataset.pending ?? null, drawing: document.documentElement.dataset.drawing ?? null,
+    };
+  });
+  let r = await cmp();
+  assert.equal(r.n, 31);
+  assert.equal(r.complete, true);
+  assert.equal(r.diff, 0, 'every layer\'s weights merged in equal the full run\'s');
+  assert.deepEqual(r.full, [true, false, false], 'the shown layer in full');
+  assert.ok(r.shownDiff < 1e-6, 'the drawn heatmap is the full run\'s');
+  assert.deepEqual(r.mv, [3, 4, 31], 'the model view drew every layer × head of the new text');
+  assert.equal(r.steps, null, 'the step-by-step view is drawn, not pending');
+  assert.equal(r.drawing, null);
+  // with the model view on screen the keystroke's run brings every layer's weights at once, and no second run
+  await page.locator('#panel-model').scrollIntoViewIfNeeded();
+  k0 = await asked();
+  await after1(page, async () => { await page.focus('#text'); await page.keyboard.press('End'); await page.keyboard.press('Backspace'); });
+  reqs = (await page.evaluate(() => window.__attnscope.requests)).slice(k0);
+  assert.equal(reqs[0].need.all, true, 'the model view on screen: every layer\'s weights in the keystroke run');
+  r = await cmp();
+  assert.equal(r.n, 30);
+  assert.equal(r.diff, 0);
+  assert.deepEqual(r.mv, [3, 4, 30]);
+  assert.equal(await errorText(page), null);
+  clean(rec);
+  await page.close();
+});
+
 test('page: encoder–decoder shows the cross-attention alignments', async () => {
   const { page, rec } = await open('#arch=encoder-decoder');
   assert.equal(await page.evaluate(() => window.__attnscope.info.model), true, 'as.createModel exists');
