@@ -101,6 +101,18 @@ test('page: typing gives one n×n heatmap per head whose cells are the module\'s
   const v = JSON.parse(await c0.getAttribute('data-values'))[1 * 9 + 2];
   assert.ok(tip.includes(v.toFixed(4)), `tooltip "${tip}" shows ${v.toFixed(4)}`);
   assert.match(tip, /query 1 “quick” · key 2 “brown”/);
+  // beside the hovered cell, in the attention panel and in a step of the step-by-step view (whose
+  // content-visibility makes it the tooltip's containing block: the tooltip was offset by the step's position)
+  for (const canvas of [c0, page.locator('#steps canvas[data-name="K"]')]) {
+    await canvas.scrollIntoViewIfNeeded();
+    const b = await canvas.boundingBox();
+    const rows = Number(await canvas.getAttribute('data-rows'));
+    const cols = Number(await canvas.getAttribute('data-cols'));
+    await page.mouse.move(b.x + b.width * (0.5 / cols), b.y + b.height * (0.5 / rows));
+    const at = await canvas.locator('xpath=..').locator('.hm-tip').boundingBox();
+    const corner = { x: b.x + b.width / cols + 8, y: b.y + b.height / rows + 6 };
+    assert.ok(Math.abs(at.x - corner.x) < 2 && Math.abs(at.y - corner.y) < 2, `tooltip at ${at.x},${at.y}, expected ${corner.x},${corner.y}`);
+  }
   clean(rec);
   await page.close();
 });

@@ -158,8 +158,10 @@ export function heatmap(o) {
     cursor.style.top = `${i * cellH}px`;
     cursor.style.width = `${Math.max(cellW, 2)}px`;
     cursor.style.height = `${Math.max(cellH, 2)}px`;
-    // the tooltip is position: fixed, so scroll boxes around the plot cannot clip it; it sits beside
-    // the cell on the side with room and stays inside the window
+    // the tooltip is position: fixed, so scroll boxes around the plot cannot clip it; it sits beside the cell
+    // on the side with room and stays inside the window. Inside a step of the step-by-step view (style.css .step:
+    // content-visibility, whose layout containment makes the step the tooltip's containing block) the viewport
+    // position is corrected by the step's offset; it landed hundreds of pixels from the cell.
     const r = canvas.getBoundingClientRect();
     const tw = tip.offsetWidth;
     const th = tip.offsetHeight;
@@ -167,8 +169,15 @@ export function heatmap(o) {
     if (x + tw > window.innerWidth - 4) x = r.left + j * cellW - tw - 8;
     let y = r.top + (i + 1) * cellH + 6;
     if (y + th > window.innerHeight - 4) y = r.top + i * cellH - th - 6;
-    tip.style.left = `${Math.max(4, x)}px`;
-    tip.style.top = `${Math.max(4, y)}px`;
+    x = Math.max(4, x);
+    y = Math.max(4, y);
+    tip.style.left = `${x}px`;
+    tip.style.top = `${y}px`;
+    const at = tip.getBoundingClientRect();
+    if (Math.abs(at.left - x) > 0.5 || Math.abs(at.top - y) > 0.5) {
+      tip.style.left = `${2 * x - at.left}px`;
+      tip.style.top = `${2 * y - at.top}px`;
+    }
   }
   show(null);
   const cellAt = (e) => {
