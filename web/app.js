@@ -70,9 +70,13 @@ function request() {
   inflight = { id: ++seq, t0: performance.now(), state: { ...state }, need };
   document.documentElement.dataset.busy = '1';
   worker.postMessage({ id: inflight.id, state: inflight.state, need });
-  sent.push({ need, completion: false });
+  asked(need, false);
 }
 const sent = []; // what each run asked for (window.__attnscope.requests; the last 50)
+function asked(need, completion) {
+  sent.push({ need, completion });
+  if (sent.length > 50) sent.splice(0, sent.length - 50);
+}
 
 /**
  * Asks the worker for the current trace's missing parts (every layer's weights, the shown layer in full): the
@@ -83,8 +87,7 @@ function completeTrace() {
   completing = traceSerial;
   inflight = { id: ++seq, t0: performance.now(), state: { ...traceState }, need: { all: true, full: true }, serial: traceSerial };
   worker.postMessage({ id: inflight.id, state: inflight.state, need: inflight.need });
-  sent.push({ need: inflight.need, completion: true });
-  if (sent.length > 50) sent.splice(0, sent.length - 50);
+  asked(inflight.need, true);
 }
 let completing = 0; // the traceSerial a completion was asked for
 
@@ -108,13 +111,17 @@ function has(tr, what) {
 }
 /** Whether a run now should include `what` ('all' | 'full'): some panel on or near the screen draws it. */
 function wanted(what) {
-  const vh = window.innerHeight;
   return [...document.querySelectorAll('main section.panel')].some((el) => {
     const needs = needsOf(el.id);
     if (el.hidden || !(needs.includes(what) || (what === 'full' && needs.includes('layer')))) return false;
-    const r = el.getBoundingClientRect();
-    return r.bottom > -NEAR * vh && r.top < (1 + NEAR) * vh;
+    return onScreen(el, NEAR);
   });
+}
+/** Whether `el` is in the viewport, or within `margin` viewport heights of it (a hidden one counts: 0 × 0). */
+function onScreen(el, margin = 0) {
+  const vh = window.innerHeight;
+  const r = el.getBoundingClientRect();
+  return r.height === 0 || (r.bottom > -margin * vh && r.top < (1 + margin) * vh);
 }
 
 function onWorkerMessage(e) {
@@ -527,7 +534,7 @@ function attentionKey(width) {
 
 let renderGen = 0;
 let renderOpen = false; // the newest render still has views to draw (busy stays set until they are drawn)
-let deferred = null; // the newest render's views below the fold: { gen, later: Map(panel id -> draw), run(id), abandon() }
+let deferred = null; // the newest render's panels still to draw: { gen, later: Map(panel id -> draw), run(id), fail() }
 
 /** Above or below the viewport by more than this many viewport heights: drawn later (renderAll). */
 const NEAR = 0.5;
@@ -567,7 +574,7 @@ function renderAll(done) {
     drawnKeys.set(id, key);
     return true;
   };
-  const selectRows = (selector) => { for (const c of document.querySelectorAll(selector)) c.closest('.hm')?.selectRow?.(s.token); };
+  const selectRows = (selector, row = s.token) => { for (const c of document.querySelectorAll(selector)) c.closest('.hm')?.selectRow?.(row); };
   const stages = [[ex ? 'panel-example' : 'panel-input', () => {
     if (ex) {
       replace($('example-results'), exampleResults({ trace }));
@@ -632,8 +639,7 @@ function renderAll(done) {
         onSelect: (i) => selectShown(shown, i),
       }));
     }
-    const row = shownToken(shownTrace());
-    for (const c of document.querySelectorAll('#attention-view canvas[data-kind="attention"], #aggregate-view canvas[data-kind="aggregate"]')) c.closest('.hm')?.selectRow?.(row);
+    selectRows('#attention-view canvas[data-kind="attention"], #aggregate-view canvas[data-kind="aggregate"]', shownToken(shownTrace()));
   }], ['panel-causal', () => {
     renderCausal(width['causal-view']);
   }], ['panel-steps', () => {
@@ -655,11 +661,7 @@ function renderAll(done) {
     $('model-view').firstChild?.setSelection?.(Math.min(s.layer, trace.layers.length - 1), selectedHeads(s, trace.numHeads));
   }]];
   // on screen (or near it, or hidden: a hidden panel's draw decides whether it shows, and costs nothing)
-  const vh = window.innerHeight;
-  const near = (id) => { // in the viewport (those near it are drawn as they scroll in: panelWatch)
-    const r = $(id).getBoundingClientRect();
-    return r.height === 0 || (r.bottom > 0 && r.top < vh);
-  };
+  const near = (id) => onScreen($(id)); // in the viewport (those near it are drawn as they scroll in: panelWatch)
   // drawn now: the panels on screen whose data the trace has (request() asked for what they draw)
   const ready = (id) => needsOf(id).every((what) => has(trace, what));
   // the first trace's attention maps are drawn right after the tokens, on screen or not: what the page is for

@@ -50,6 +50,20 @@ export function replace(el, ...children) {
   return el;
 }
 
+/**
+ * Makes `wanted` (elements) the children of `el`, in order, moving only what must move: children that stay are not
+ * detached (detaching a view of 512 token labels and attaching it again restyled and relaid out all of them).
+ */
+export function syncChildren(el, wanted) {
+  const keep = new Set(wanted);
+  for (const c of [...el.children]) if (!keep.has(c)) c.remove();
+  wanted.forEach((w, i) => {
+    const at = el.children[i] ?? null;
+    if (at !== w) el.insertBefore(w, at);
+  });
+  return el;
+}
+
 /** A number to `digits` decimals; −∞ for masked scores. */
 export function fmt(v, digits = 4) {
   if (v === -Infinity) return '−∞';

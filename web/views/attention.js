@@ -1,7 +1,7 @@
 // Attention view (layer: web): layer tabs, head chips in the heads' colours, one weights heatmap per
 // selected head (queries × keys, tokens on both axes, legend, value on hover), the bertviz lines view,
 // and for encoder–decoder models the cross-attention alignments (target × source).
-import { h } from '../dom.js';
+import { h, syncChildren } from '../dom.js';
 import * as colors from '../colors.js';
 import { heatmap } from './heatmap.js';
 import { linesView, headChips } from './lines.js';
@@ -49,12 +49,15 @@ export function attentionView(o) {
   const made = new Map(); // `${kind}|${head}|${tile width}` -> the heatmap element
   let row = o.token;
   const his = new Map(); // weights -> colour domain top
+  // the tiles of each kind stay in the document; a toggle adds or removes only the toggled head's map
+  const tilesOf = new Map(); // kind -> its .hm-tiles element
   function maps(sel, weights, rowsTok, colsTok, kind, caption, scores) {
     const m = colsTok.length;
     if (!his.has(weights)) his.set(weights, top(weights));
     const hi = his.get(weights);
     const tile = tileWidth(width, sel.length);
-    return h('div', { class: 'hm-tiles' }, sel.map((hd) => {
+    if (!tilesOf.has(kind)) tilesOf.set(kind, h('div', { class: 'hm-tiles' }));
+    return syncChildren(tilesOf.get(kind), sel.map((hd) => {
       const key = `${kind}|${hd}|${tile}`;
       if (!made.has(key)) made.set(key, tileMap(hd, weights, rowsTok, colsTok, kind, caption, scores, m, hi, tile));
       return made.get(key);
@@ -81,6 +84,7 @@ export function attentionView(o) {
   // the lines views are made once and given the new heads (their tokens stay)
   let lines = null;
   let crossLines = null;
+  let crossTitle = null;
   function draw(sel) {
     sel = sel.length ? sel : [0];
     if (lines) lines.setHeads(sel);
@@ -89,11 +93,12 @@ export function attentionView(o) {
     if (L.cross && trace.source) {
       if (crossLines) crossLines.setHeads(sel);
       else crossLines = linesView({ rowTokens: trace.tokens, colTokens: trace.source.tokens, weights: L.cross.weights, heads: sel, width: Math.min(width, 520), title: t('lines.alignments') });
-      parts.push(h('h3', { class: 'sub-title', text: t('attention.crossTitle') }));
+      crossTitle ??= h('h3', { class: 'sub-title', text: t('attention.crossTitle') });
+      parts.push(crossTitle);
       parts.push(maps(sel, L.cross.weights, trace.tokens, trace.source.tokens, 'cross', t('attention.crossLayer', { l: layer + 1 }), L.cross.scores));
       parts.push(crossLines);
     }
-    body.replaceChildren(...parts);
+    syncChildren(body, parts); // the same parts but the first time: nothing is detached
   }
   draw(heads.length ? heads : [0]);
   return view;
