@@ -664,8 +664,12 @@ function renderAll(done) {
   const near = (id) => onScreen($(id)); // in the viewport (those near it are drawn as they scroll in: panelWatch)
   // drawn now: the panels on screen whose data the trace has (request() asked for what they draw)
   const ready = (id) => needsOf(id).every((what) => has(trace, what));
-  // the first trace's attention maps are drawn right after the tokens, on screen or not: what the page is for
+  // the first trace's attention maps are drawn right after the tokens, on screen or not: what the page is for,
   const first = stages.filter(([id]) => (near(id) || (runs === 0 && id === 'panel-attention')) && ready(id));
+  // and before the embedding and positional maps: on a cold load each frame's layout is slow (~100 ms), and in
+  // page order the attention maps came two frames after the tokens
+  const k = runs === 0 ? first.findIndex(([id]) => id === 'panel-attention') : -1;
+  if (k > 1) first.splice(1, 0, ...first.splice(k, 1));
   const later = new Map(stages.filter((st) => !first.includes(st)));
   let spent = 0;
   let ended = false;
