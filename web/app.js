@@ -2,6 +2,7 @@
 // Holds no math: numbers come from the attnscope module (in ./worker.js, which imports only
 // ../bindings/js/index.js), views take data and return elements (tensorflow/playground's split).
 // Text from the user and from the module is only ever written with textContent.
+import { takeWorker } from './boot.js'; // first: it starts the compute worker before the rest of the page runs
 import {
   parse, serialize, selectedHeads, headsString, exampleEmbeddings, DEFAULTS, EXAMPLE_TOKENS,
 } from './state.js';
@@ -44,8 +45,7 @@ let lastError = null;
 
 // ---- the worker: latest request wins; a newer request while one runs is sent when it finishes
 
-// started by boot.js (index.html runs it first) so that it loads while this graph does; a page without it
-// starts its own
+// started by boot.js (imported first) so that it loads while the rest of this module graph runs
 let worker = null;
 let seq = 0;
 let inflight = null;
@@ -208,16 +208,11 @@ function whenComplete(fn) {
   completeTrace();
 }
 
-/** The compute worker boot.js started (its early messages replayed now), or a new one. */
+/** The compute worker boot.js started, its early messages replayed now. */
 function startWorker() {
-  const boot = globalThis.__attnscopeBoot;
-  if (!boot) globalThis.__attnscopeBoot = { taken: true }; // a boot.js arriving later starts no second worker
-  const w = boot?.take ? boot.take(onWorkerMessage) : new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
-  if (!boot?.take) w.addEventListener('message', onWorkerMessage);
-  w.addEventListener('error', (e) => {
+  return takeWorker(onWorkerMessage, (e) => {
     showError(t('error.worker', { message: e.message || t('error.seeConsole') }));
   });
-  return w;
 }
 
 // ---- the attention-family worker (additive attention, kernel regression): one request per kind in

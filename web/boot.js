@@ -1,22 +1,20 @@
-// boot.js (layer: web): starts the compute worker before the page's own module graph has loaded. index.html
-// runs this module (no imports) ahead of app.js, so the worker fetches attnscope and compiles its wasm while the
-// ~40 modules of the page are still arriving — on a cold load these were one after the other. Messages that
-// arrive before app.js listens are kept and handed over with the worker (take).
-// index.html loads it `async`: it runs as soon as it arrives, while the page is still being parsed; should
-// app.js run first, it starts the worker itself and leaves a mark, and this starts none.
-if (!globalThis.__attnscopeBoot) {
-  const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
-  const early = [];
-  const keep = (e) => early.push(e);
-  worker.addEventListener('message', keep);
+// boot.js (layer: web): starts the compute worker before anything else of the page runs. app.js imports it first,
+// so in the bundled page (scripts/build-site.mjs) this is the first code evaluated: the worker fetches attnscope and
+// compiles its wasm while the rest of app.js evaluates and the page is laid out (~0.1–0.2 s on a cold load). (It was
+// an `async` script of its own in index.html, meant to run first; Chromium ran it after app.js, so app.js started
+// the worker at the end of its evaluation.) What the worker sends before app.js listens is kept and handed over.
+const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+const early = [];
+const keep = (e) => early.push(e);
+worker.addEventListener('message', keep);
+worker.addEventListener('error', keep);
 
-  globalThis.__attnscopeBoot = {
-    /** The worker, with `listener` attached and given every message it sent so far, in order. */
-    take(listener) {
-      worker.removeEventListener('message', keep);
-      worker.addEventListener('message', listener);
-      for (const e of early.splice(0)) listener(e);
-      return worker;
-    },
-  };
+/** The worker, its messages going to `onMessage` and its errors to `onError`, with every event so far replayed in order. */
+export function takeWorker(onMessage, onError) {
+  worker.removeEventListener('message', keep);
+  worker.removeEventListener('error', keep);
+  worker.addEventListener('message', onMessage);
+  worker.addEventListener('error', onError);
+  for (const e of early.splice(0)) (e.type === 'error' ? onError : onMessage)(e);
+  return worker;
 }
