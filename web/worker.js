@@ -2,7 +2,7 @@
 // Messages in: { id, state, need? } (a run; need: Pipeline.run's), { id, kind: 'load', files } (the user's checkpoint: File objects, read
 // here and never sent anywhere), { id, kind: 'generate', state, maxNewTokens }, { id, kind: 'next', state, position, ids, end, topK }
 // (a causal model's next-token top-k after one position), { id, kind: 'heldout', name }
-// (a bundled model's held-out score, measured here). Out: { type: 'ready', simd,
+// (a bundled model's held-out score, measured here). Out: { type: 'started' } at once; { type: 'ready', simd,
 // version, model, pretrained, bundled } once; { type: 'progress', id, fraction } while a checkpoint loads or a score is measured; per
 // request { id, kind?, ok: true, trace | config | generated | next, ms } or { id, kind?, ok: false, error: { name, message } }.
 import { createAttnScope } from '../bindings/js/index.js';
@@ -41,6 +41,9 @@ function buffers(obj, out = new Set()) {
   }
   return out;
 }
+
+// said first, before the module loads: the page waits for it before its own start-up (web/boot.js)
+self.postMessage({ type: 'started' });
 
 self.onmessage = async (e) => {
   const { id, state, kind } = e.data;

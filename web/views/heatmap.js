@@ -195,7 +195,7 @@ export function heatmap(o) {
     const c = cellAt(e);
     if (c && o.onCell) o.onCell(c[0], c[1]);
   });
-  let table = null; // the values for screen readers: built with the map when small, else on first focus
+  let table = null; // the values for screen readers: built when the page is next idle if small, else on first focus
   const addTable = () => {
     if (table || rows * cols > 4096) return;
     table = valueTable(o, values, rows, cols, blocked);
@@ -226,7 +226,12 @@ export function heatmap(o) {
   if (o.title) fig.append(h('figcaption', { class: 'hm-title' }, o.title));
   fig.append(grid);
   if (o.legend !== false) fig.append(legend(map, lo, hi, o.legendLabel));
-  if (rows * cols <= 256) addTable();
+  // (not in the drawing task: a new trace's maps are drawn before the next frame, and on a cold load these tables
+  // were a quarter of the attention view's first draw)
+  if (rows * cols <= 256) {
+    if (typeof requestIdleCallback === 'function') requestIdleCallback(addTable, { timeout: 1000 });
+    else setTimeout(addTable, 50);
+  }
   /** Moves the selected-row mark and label to row i without redrawing the map (a click on a token). */
   let selected = o.selectedRow;
   fig.selectRow = (i) => {
