@@ -1262,6 +1262,10 @@ Object.defineProperty(window, '__attnscope', {
 });
 
 useLanguage(detectLanguage(state.lang));
+// text typed into a box before this ran (the page shows them from its first paint) is kept, not replaced
+const typedEarly = TEXT_IDS.filter((id) => $(id).value !== $(id).defaultValue);
+for (const id of typedEarly) state[id] = $(id).value;
+if (typedEarly.length) saveHashSoon();
 syncControls();
 wire();
 worker = startWorker(); // last: its early messages (ready) update what the lines above set up

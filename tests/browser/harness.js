@@ -70,9 +70,11 @@ export function useBrowser() {
     return { page, rec };
   }
 
-  async function open(hash = '', viewport = undefined, ready = (page) => settled(page, 0)) {
+  // `setup(page)`, when given, runs before the page is opened (e.g. to route requests)
+  async function open(hash = '', viewport = undefined, ready = (page) => settled(page, 0), setup = undefined) {
     const origin = new URL(base).origin;
     const { page, rec } = await watched(viewport, (u) => new URL(u).origin === origin);
+    await setup?.(page);
     await page.goto(`${base}web/${hash}`);
     await ready(page);
     return { page, rec };

@@ -160,6 +160,22 @@ test('page: typed HTML is shown as text and never runs', async () => {
   await page.close();
 });
 
+test('page: text typed while the page\'s script still loads is kept and computed', async () => {
+  // app.js is held until the text box has been typed into (it is in the HTML from the first paint)
+  const typed = 'typed before the script ran';
+  const { page, rec } = await open('', undefined, undefined, (p) => p.route('**/web/app.js', async (route) => {
+    await p.fill('#text', typed);
+    await route.continue();
+  }));
+  assert.equal(await page.inputValue('#text'), typed, 'the box keeps it');
+  const got = await page.evaluate(() => ({ text: window.__attnscope.state.text, tokens: window.__attnscope.trace.tokens }));
+  assert.equal(got.text, typed);
+  assert.deepEqual(got.tokens, typed.split(' '), 'the trace is of the typed text (word tokens)');
+  assert.match(await page.evaluate(() => location.hash), /text=typed/, 'and the link carries it');
+  clean(rec);
+  await page.close();
+});
+
 test('page: token spans follow UTF-16 offsets through CJK, emoji and code', async () => {
   const { page, rec } = await open();
   const text = '注意力 is 🙂 fun: f(x)=x²';
