@@ -16,12 +16,18 @@ const keep = (e) => {
 worker.addEventListener('message', keep);
 worker.addEventListener('error', keep);
 await new Promise((resolve) => {
+  const done = () => {
+    worker.removeEventListener('message', on);
+    worker.removeEventListener('error', on);
+    clearTimeout(timer);
+    resolve();
+  };
   const on = (e) => {
-    if (e.type === 'error' || e.data?.type === 'started') resolve();
+    if (e.type === 'error' || e.data?.type === 'started') done();
   };
   worker.addEventListener('message', on);
   worker.addEventListener('error', on);
-  setTimeout(resolve, MAX_WAIT);
+  const timer = setTimeout(done, MAX_WAIT);
 });
 
 /** The worker, its messages going to `onMessage` and its errors to `onError`, with every event so far replayed in order. */
