@@ -6,7 +6,7 @@ import { takeWorker } from './boot.js'; // first: it starts the compute worker b
 import {
   parse, serialize, selectedHeads, headsString, exampleEmbeddings, DEFAULTS, EXAMPLE_TOKENS,
 } from './state.js';
-import { h, replace } from './dom.js';
+import { h, replace, whenIdle } from './dom.js';
 import { tokensView } from './views/tokens.js';
 import { embeddingsView } from './views/embeddings.js';
 import { positionalView } from './views/positional.js';
@@ -126,6 +126,7 @@ function onScreen(el, margin = 0) {
 
 function onWorkerMessage(e) {
   const msg = e.data;
+  if (msg.type === 'started') return; // the worker is up (web/boot.js waits for it)
   if (msg.type === 'ready') {
     Object.assign(info, {
       simd: msg.simd, version: msg.version, model: msg.model, ready: true, pretrained: !!msg.pretrained, bundled: msg.bundled ?? [],
@@ -533,7 +534,6 @@ let deferred = null; // the newest render's panels still to draw: { gen, later: 
 
 /** Above or below the viewport by more than this many viewport heights: drawn later (renderAll). */
 const NEAR = 0.5;
-const whenIdle = (fn) => (typeof requestIdleCallback === 'function' ? requestIdleCallback(fn, { timeout: 300 }) : setTimeout(fn, 16));
 
 /**
  * Draws every view from (trace, state), the panels on screen first — as many per animation frame as fit in
@@ -729,7 +729,7 @@ function renderAll(done) {
     if (!later.size) end(true);
     else pump();
   };
-  const queue = first.map(([id, draw]) => [id, draw]);
+  const queue = [...first];
   const step = () => {
     if (gen !== renderGen) return end(false);
     // one task draws panels while they are quick (a frame's worth), the next panel (or slice) waits for the next frame

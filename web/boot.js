@@ -9,10 +9,7 @@
 const MAX_WAIT = 300;
 const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
 const early = [];
-const keep = (e) => {
-  if (e.type === 'message' && e.data?.type === 'started') return;
-  early.push(e);
-};
+const keep = (e) => early.push(e);
 worker.addEventListener('message', keep);
 worker.addEventListener('error', keep);
 await new Promise((resolve) => {
@@ -34,9 +31,7 @@ await new Promise((resolve) => {
 export function takeWorker(onMessage, onError) {
   worker.removeEventListener('message', keep);
   worker.removeEventListener('error', keep);
-  worker.addEventListener('message', (e) => {
-    if (e.data?.type !== 'started') onMessage(e);
-  });
+  worker.addEventListener('message', onMessage);
   worker.addEventListener('error', onError);
   for (const e of early.splice(0)) (e.type === 'error' ? onError : onMessage)(e);
   return worker;

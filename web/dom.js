@@ -64,6 +64,11 @@ export function syncChildren(el, wanted) {
   return el;
 }
 
+/** Runs `fn` when the page is next idle (within `timeout` ms at the latest). */
+export function whenIdle(fn, timeout = 300) {
+  return typeof requestIdleCallback === 'function' ? requestIdleCallback(fn, { timeout }) : setTimeout(fn, 16);
+}
+
 /** A number to `digits` decimals; −∞ for masked scores. */
 export function fmt(v, digits = 4) {
   if (v === -Infinity) return '−∞';

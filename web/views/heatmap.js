@@ -4,7 +4,7 @@
 // on hover and, from the keyboard, on focus (arrow keys, Home/End move the cell; a live region announces
 // its row, column and value); a visually hidden table holds the values for screen readers. Data in,
 // element out.
-import { h, fmt, tokenLabel } from '../dom.js';
+import { h, fmt, tokenLabel, whenIdle } from '../dom.js';
 import { MASKED, domainOf } from '../colors.js';
 import { t } from '../i18n.js';
 import { isCjk } from '../aggregates.js';
@@ -228,10 +228,7 @@ export function heatmap(o) {
   if (o.legend !== false) fig.append(legend(map, lo, hi, o.legendLabel));
   // (not in the drawing task: a new trace's maps are drawn before the next frame, and on a cold load these tables
   // were a quarter of the attention view's first draw)
-  if (rows * cols <= 256) {
-    if (typeof requestIdleCallback === 'function') requestIdleCallback(addTable, { timeout: 1000 });
-    else setTimeout(addTable, 50);
-  }
+  if (rows * cols <= 256) whenIdle(addTable, 1000);
   /** Moves the selected-row mark and label to row i without redrawing the map (a click on a token). */
   let selected = o.selectedRow;
   fig.selectRow = (i) => {

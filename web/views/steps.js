@@ -178,16 +178,8 @@ function residualStep(num, title, formula, a, aLabel, b, bLabel, sum, name, vw) 
     h('div', { class: 'sub', text: t('steps.resOut', { name }) }), vec(sum, name, vw));
 }
 
-/** stepsView({ trace, layer, head, token, width, onSelect }) → HTMLElement, built whole. */
-export function stepsView(o) {
-  const g = stepsParts(o);
-  const { value: body } = g.next();
-  while (!g.next().done);
-  return body;
-}
-
 /**
- * The same view built in slices: { el, more(ms) } — `el` has the first steps; each more(ms) appends steps for
+ * stepsViewSliced({ trace, layer, head, token, width, onSelect }): the view built in slices: { el, more(ms) } — `el` has the first steps; each more(ms) appends steps for
  * about `ms` milliseconds and says whether any are left (at 512 keys the whole view is ~70 ms of DOM building,
  * which the page spreads over idle periods).
  */
