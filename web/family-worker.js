@@ -1,11 +1,12 @@
 // The attention-family worker (layer: web): additive (Bahdanau) attention and Nadaraya–Watson kernel
 // regression for the page's live views, off the main thread and apart from the model worker (./worker.js),
-// so dragging the bandwidth slider never waits for a model run. Imports only ../bindings/js/index.js.
+// so dragging the bandwidth slider never waits for a model run. Imports only ../bindings/js/index.js and ./rng.js.
 // Messages in: { id, kind: 'additive' | 'regression', params }. Out: { type: 'ready', simd } once, then
 // { id, kind, ok: true, result, ms } or { id, kind, ok: false, error: { name, message } }.
-// The seeded inputs are made here (mulberry32 + Box–Muller: data, not attention math); every attention
-// number comes from the module.
+// The seeded inputs are made here (./rng.js's mulberry32 + Box–Muller: data, not attention math); every
+// attention number comes from the module.
 import { createAttnScope } from '../bindings/js/index.js';
+import { mulberry32 } from './rng.js';
 
 let ready = null;
 function load() {
@@ -21,18 +22,6 @@ function load() {
   return ready;
 }
 
-/** mulberry32: a small seeded generator of uniforms in [0, 1). */
-function uniforms(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const fill = (rand, len, lo = -1, hi = 1) => Float32Array.from({ length: len }, () => lo + (hi - lo) * rand());
 
 /**
@@ -45,7 +34,7 @@ function additive(as, p) {
   const dk = 3;
   const dv = 2;
   const { nq, nk, hidden, validLen } = p;
-  const rand = uniforms(p.seed);
+  const rand = mulberry32(p.seed);
   const queries = fill(rand, nq * dq);
   const keys = fill(rand, nk * dk);
   const values = fill(rand, nk * dv);
@@ -72,7 +61,7 @@ function additive(as, p) {
 let data = null;
 function trainingData(seed) {
   if (data?.seed === seed) return data;
-  const rand = uniforms(seed);
+  const rand = mulberry32(seed);
   const f = (x) => 2 * Math.sin(x) + x ** 0.8;
   const xTrain = Float32Array.from({ length: 50 }, () => 5 * rand()).sort();
   const noise = () => Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());

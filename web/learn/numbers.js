@@ -1,22 +1,11 @@
 // Small pure helpers of the guided path (layer: web, no DOM): a seeded Gaussian source for step 3's random
 // vectors and the statistics the steps print next to the module's results. The attention math itself always
 // comes from the attnscope module; these only summarise its outputs. Node can import this file (tests do).
+import { mulberry32 } from '../rng.js';
 
-/** mulberry32: a 32-bit seeded generator of floats in [0, 1). */
-export function uniform(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6D2B79F5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** Float32Array(n) of standard normal draws (Box–Muller over uniform(seed)). */
+/** Float32Array(n) of standard normal draws (Box–Muller over mulberry32(seed), web/rng.js). */
 export function gaussians(n, seed) {
-  const u = uniform(seed);
+  const u = mulberry32(seed);
   const out = new Float32Array(n);
   for (let i = 0; i < n; i += 2) {
     const r = Math.sqrt(-2 * Math.log(1 - u()));
