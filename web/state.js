@@ -65,6 +65,8 @@ const INTS = {
   krSeed: [0, 2 ** 31 - 1],
 };
 const NUMS = { base: [1e-6, 1e12], thr: [0, 1], krW: [0.1, 25] };
+/** Every number's [min, max]: the link's clamps, the boxes' checks and index.html's min/max (a test holds them equal). */
+export const RANGES = Object.freeze({ ...INTS, ...NUMS });
 const BOOLS = ['normFirst', 'padding'];
 const STRINGS = ['text', 'source', 'target', 'heads', 'ex', 'model']; // model: checked against the module's list
 
@@ -95,6 +97,12 @@ export function serialize(state) {
   }
   const q = p.toString();
   return q ? `#${q}` : '';
+}
+
+/** Whether `v` is a value `key` may take: in its range, and an integer unless the key is a real number. */
+export function inRange(key, v) {
+  const [lo, hi] = RANGES[key];
+  return (key in INTS ? Number.isInteger(v) : Number.isFinite(v)) && v >= lo && v <= hi;
 }
 
 /** Selected head indices for `numHeads` heads. */
