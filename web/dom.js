@@ -1,6 +1,9 @@
 // DOM helpers for the page (layer: web). Elements are built with createElement and text with
 // textContent / text nodes only — user text never passes through an HTML parser (STYLE 4.5).
 
+/** The element with id `id`. */
+export const $ = (id) => document.getElementById(id);
+
 /** h('div', { class, text, dataset, style, onclick, ...attrs }, ...children) → HTMLElement. */
 export function h(tag, props = {}, ...children) {
   const el = document.createElement(tag);

@@ -42,7 +42,7 @@ export class Pipeline {
   /**
    * The trace for state `s`: what the views draw, nothing more. `need` (default: everything) narrows it to what
    * the views on screen draw — { all: every layer's attention weights, full: the shown layer's full trace } —
-   * and the page asks for the rest when it is idle (web/app.js): at 512 tokens × 6 layers × 12 heads the
+   * and the page asks for the rest when it is idle (web/compute.js complete): at 512 tokens × 6 layers × 12 heads the
    * weights of every layer are 72 MB of fresh arrays, most of a keystroke's time.
    */
   async run(s, need = { all: true, full: true }) {

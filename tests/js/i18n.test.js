@@ -17,7 +17,7 @@ import '../../web/locales/zh-CN.js';
 const web = path.join(root, 'web');
 const PAGE_JS = [
   ...readdirSync(web).filter((f) => f.endsWith('.js') && f !== 'i18n.js').map((f) => path.join(web, f)), // i18n.js: the library
-  ...readdirSync(path.join(web, 'views')).filter((f) => f.endsWith('.js')).map((f) => path.join(web, 'views', f)),
+  ...['views', 'panels'].flatMap((dir) => readdirSync(path.join(web, dir)).filter((f) => f.endsWith('.js')).map((f) => path.join(web, dir, f))),
 ];
 const HTML = readFileSync(path.join(web, 'index.html'), 'utf8');
 const KEY = /^[a-z][A-Za-z0-9]*(\.[A-Za-z0-9]+)+$/;

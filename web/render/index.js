@@ -1,6 +1,6 @@
 // attnscope's DOM-free renderers (layer: web/render): the heatmap, lines and overview views as SVG strings,
 // their raster twins (RGBA, for PNG) and the numbers behind them as CSV / JSON. Shared by the page
-// (web/app.js export buttons) and the command line (bin/attnscope.mjs). Imports nothing but web/dom.js's
+// (web/exports.js, the export buttons) and the command line (bin/attnscope.mjs). Imports nothing but web/dom.js's
 // pure helpers and ../aggregates.js. figureOf turns a model trace into what a view shows.
 export { paletteFrom, MASKED, colorIndex, escapeXml } from './common.js';
 export { heatmapGrid, heatmapSvg } from './heatmap.js';

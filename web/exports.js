@@ -1,0 +1,71 @@
+// Exports (layer: web; issue 14): the attention view (its heatmap or lines) or the model view as SVG, PNG (2×),
+// CSV or JSON — the figure web/render/figure.js builds from the trace: the shown layer, the selected heads or the
+// aggregate, the same colour domain and masked cells, and the attention view's threshold / top-k filter applied
+// as on screen (web/aggregates.js filterLinks; the model view shows every weight) — and the whole trace as JSON.
+import { h } from './dom.js';
+import { selectedHeads } from './state.js';
+import { filterLinks } from './aggregates.js';
+import { shownLayer, toPlain } from './viewmodel.js';
+import * as colors from './colors.js';
+import {
+  figureOf, figureSvg, figureRaster, toCsv, toJson,
+} from './render/index.js';
+
+/** Downloads `blob` as `name`. */
+function download(blob, name, keepMs) {
+  const url = URL.createObjectURL(blob);
+  const a = h('a', { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), keepMs);
+}
+
+/** `view` ('heatmap' | 'lines' | 'overview') of `trace` in `format`; `attention`: 'self' | 'cross' | 'encoder'. */
+export function exportView(trace, traceState, state, view, format, attention = 'self') {
+  if (!trace?.layers?.length) return;
+  if (attention !== 'self' && !trace.source) return;
+  const n = trace.n;
+  const layer = shownLayer(trace, state.layer);
+  const H = trace.layers[layer].attention.weights.length / (n * n);
+  const head = state.agg === 'heads' ? selectedHeads(state, H) : state.agg;
+  const f = figureOf(trace, {
+    view, attention, layer, head: view === 'overview' ? undefined : head, model: traceState?.model, text: trace.texts,
+  });
+  if (view !== 'overview' && (state.thr > 0 || state.topk > 0)) {
+    for (const p of f.panels) p.values = filterLinks(p.values, f.rows, f.cols, { threshold: state.thr, topK: state.topk }).values;
+  }
+  const style = { palette: colors.weights, headColors: colors.heads };
+  const name = `attnscope-${view}${attention === 'self' ? '' : `-${attention}`}${view === 'overview' ? '' : `-layer${layer}`}.${format}`;
+  const save = (blob) => download(blob, name, 10_000);
+  if (format === 'png') {
+    // the SVG drawn by the browser at 2×, so the PNG has the tokens, title and legend text as well; should the
+    // image not load, the renderer's own raster (cells, colour bar and links, no text; the CLI's PNG)
+    const svgUrl = URL.createObjectURL(new Blob([figureSvg(f, style)], { type: 'image/svg+xml' }));
+    const img = new Image();
+    const draw = (w, h0, paint) => {
+      const canvas = h('canvas');
+      canvas.width = w;
+      canvas.height = h0;
+      paint(canvas.getContext('2d'));
+      canvas.toBlob(save, 'image/png');
+      URL.revokeObjectURL(svgUrl);
+    };
+    img.addEventListener('load', () => draw(2 * img.naturalWidth, 2 * img.naturalHeight, (ctx) => ctx.drawImage(img, 0, 0, 2 * img.naturalWidth, 2 * img.naturalHeight)));
+    img.addEventListener('error', () => {
+      const r = figureRaster(f, style, 2);
+      draw(r.width, r.height, (ctx) => ctx.putImageData(new ImageData(r.data, r.width, r.height), 0, 0));
+    });
+    img.src = svgUrl;
+  } else {
+    const text = format === 'svg' ? figureSvg(f, style) : format === 'csv' ? toCsv(f) : toJson(f);
+    save(new Blob([text], { type: { svg: 'image/svg+xml', csv: 'text/csv', json: 'application/json' }[format] }));
+  }
+}
+
+/** The whole trace and the state it was computed for, as attnscope-trace.json. */
+export function exportTrace(trace, traceState) {
+  if (!trace) return;
+  const blob = new Blob([JSON.stringify({ state: traceState, trace: toPlain(trace) }, null, 1)], { type: 'application/json' });
+  download(blob, 'attnscope-trace.json', 1000);
+}
