@@ -13,7 +13,8 @@
 //      row of its own);
 //   3. cold load → first heatmap: a fresh browser context opens the default page; time from navigation start
 //      to the first attention heatmap canvas in the DOM.
-// Usage: npm run bench:page [-- --runs 7] [-- --only keystroke,interact,cold] [-- --root DIR]
+//   4. (not a target) one draw of the model view's 12 × 12 head thumbnails.
+// Usage: npm run bench:page [-- --runs 7] [-- --only keystroke,interact,modelview,cold] [-- --root DIR]
 // --root: another checkout of the project (e.g. an older commit unpacked with git archive, with dist/ and
 // node_modules/ linked in) to measure instead of this one; its scripts/build-site.mjs builds its site.
 import { spawnSync } from 'node:child_process';
@@ -28,7 +29,7 @@ const arg = (name, def) => {
 };
 const root = path.resolve(arg('root', path.join(path.dirname(fileURLToPath(import.meta.url)), '..')));
 const RUNS = Math.max(1, Number(arg('runs', 5)));
-const ONLY = new Set(arg('only', 'keystroke,interact,cold').split(','));
+const ONLY = new Set(arg('only', 'keystroke,interact,modelview,cold').split(','));
 
 const WORDS = 'the quick brown fox jumps over a lazy dog while seven tired cats watch from an old red barn'.split(' ');
 const words = (n) => Array.from({ length: n }, (_, i) => WORDS[i % WORDS.length]).join(' ');
@@ -202,6 +203,37 @@ if (ONLY.has('interact')) {
   rows.push(['longest task, click a token, 512 × 12 × 12', '≤ 50', median(click), click]);
   rows.push(['longest task, toggle a head, 512 × 12 × 12', '≤ 50', median(toggle), toggle]);
   rows.push(['longest task, jump-scroll from the heatmaps to the lines view, 512 × 12 × 12', '—', median(jump), jump]);
+  if (errors.length) console.error(errors);
+  await context.close();
+}
+
+// 4. not a target: one draw of the model view's 12 × 12 thumbnails (12 tokens), the view function alone, median of
+// 7 draws per run (family.test.js asserted < 100 ms here until timings left the tests; 11-40 ms measured then)
+if (ONLY.has('modelview')) {
+  const context = await browser.newContext();
+  const text = 'The animal did not cross the street because it was too tired';
+  const { page, errors } = await openPage(context, `#numLayers=12&numHeads=12&dModel=48&dFF=96&text=${encodeURIComponent(text)}`);
+  const times = [];
+  for (let r = 0; r < RUNS; r++) {
+    times.push(await page.evaluate(async () => {
+      const { modelView } = await import('/web/views/modelview.js');
+      const trace = window.__attnscope.trace;
+      const z = Array(12).fill(new Float64Array(12));
+      const sections = [{
+        key: 'self', title: 'Self-attention', weights: trace.layers.map((ly) => ly.attention.weights), H: 12, n: trace.n, m: trace.n,
+        entropy: z, distance: z, open: true,
+      }];
+      const args = { sections, width: 900, layer: 0, heads: [0], onOpen() {} };
+      const ms = [];
+      for (let k = 0; k < 7; k++) {
+        const t0 = performance.now();
+        modelView(args);
+        ms.push(performance.now() - t0);
+      }
+      return ms.sort((a, b) => a - b)[3];
+    }));
+  }
+  rows.push(['model view, one draw of 12 × 12 heads (12 tokens)', '—', median(times), times]);
   if (errors.length) console.error(errors);
   await context.close();
 }

@@ -205,27 +205,7 @@ test('family: the model view draws every layer × head of 12 × 12 and opens a h
   assert.equal(tiles.wrong, 0, `${tiles.wrong} of ${tiles.cells} cells drawn in another colour (first: ${tiles.first})`);
   assert.deepEqual(tiles.maxColours, ['253,231,37'], 'each head\'s maximum is viridis\' top colour');
   assert.equal(tiles.gapsWhite, true, 'the gaps between thumbnails are white');
-  // drawing all 144 heads into the one canvas stays cheap
-  const ms = await page.evaluate(async () => {
-    const { modelView } = await import('/web/views/modelview.js');
-    const trace = window.__attnscope.trace;
-    const z = Array(12).fill(new Float64Array(12));
-    const sections = [{
-      key: 'self', title: 'Self-attention', weights: trace.layers.map((ly) => ly.attention.weights), H: 12, n: trace.n, m: trace.n,
-      entropy: z, distance: z, open: true,
-    }];
-    const args = { sections, width: 900, layer: 0, heads: [0], onOpen() {} };
-    const times = [];
-    for (let k = 0; k < 7; k++) {
-      const t0 = performance.now();
-      modelView(args);
-      times.push(performance.now() - t0);
-    }
-    return times.sort((a, b) => a - b)[3];
-  });
-  t.diagnostic(`model view 12 × 12 heads of ${tiles.n} tokens: ${ms.toFixed(2)} ms per draw (median of 7)`);
-  // measured 11–40 ms (tables included) on the shared 2-core box at load average 8; the bound leaves room
-  assert.ok(ms < 100, `12 × 12 model view drawn in ${ms.toFixed(1)} ms`);
+  // (how long drawing all 144 heads takes is measured by the page bench: npm run bench:page -- --only modelview)
   // entropy and distance tables = a float64 computation here on the same trace
   const { layers, n } = await page.evaluate(() => ({
     n: window.__attnscope.trace.n, layers: window.__attnscope.trace.layers.map((ly) => Array.from(ly.attention.weights)),

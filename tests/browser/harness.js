@@ -1,5 +1,5 @@
 // The browser tests' shared harness: playwright-core driving Debian's chromium (shared/TOOLCHAIN.md 13)
-// on build/site, served by scripts/serve.mjs on a free loopback port. `useBrowser()` registers the launch
+// on build/site, served by scripts/serve.mjs on a free loopback port (one server and one Chromium per test file). `useBrowser()` registers the launch
 // and teardown hooks of a test file; `open()` opens the page and records everything that must not happen
 // (console errors, page errors, dialogs, failed responses, requests that leave the origin); `clean()`
 // asserts none did. Not a test file itself (node --test runs only *.test.js).
@@ -33,8 +33,12 @@ export function useBrowser() {
       throw new Error(`dist/ is missing ${missing.join(', ')}: build the module first (scripts/build.sh), then rerun the browser tests`);
     }
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: the browser tests need Debian's chromium package`);
-    const built = spawnSync(process.execPath, [path.join(root, 'scripts', 'build-site.mjs')], { cwd: root, encoding: 'utf8' });
-    if (built.status !== 0) throw new Error(`scripts/build-site.mjs failed:\n${built.stdout}${built.stderr}`);
+    // scripts/test.sh builds the site once for the whole run (its files run side by side and share it); a file run
+    // on its own builds it here
+    if (process.env.ATTNSCOPE_SITE_BUILT !== '1') {
+      const built = spawnSync(process.execPath, [path.join(root, 'scripts', 'build-site.mjs')], { cwd: root, encoding: 'utf8' });
+      if (built.status !== 0) throw new Error(`scripts/build-site.mjs failed:\n${built.stdout}${built.stderr}`);
+    }
     ({ server, url: base } = await startServer({ root: path.join(root, 'build', 'site'), port: 0 }));
     profile = mkdtempSync(path.join(tmpdir(), 'attnscope-chromium-'));
     context = await chromium.launchPersistentContext(profile, {

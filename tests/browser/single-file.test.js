@@ -34,7 +34,7 @@ before(async () => {
   // the harness built the site (and with it the single file); alone in a fresh folder it must still work
   dir = mkdtempSync(path.join(tmpdir(), 'attnscope-single-'));
   const site = path.join(root, 'build', 'site');
-  // build/site is rebuilt by every browser test file: if another run removed it meanwhile, build it again
+  // build/site is built once by scripts/test.sh (or by the harness for a file run alone): if it lacks the single files, build it
   const wanted = ['attnscope.html', existsSync(path.join(root, 'web', 'learn', 'index.html')) ? 'attnscope-learn.html' : null].filter(Boolean);
   if (!wanted.every((f) => existsSync(path.join(site, f)))) {
     const r = spawnSync(process.execPath, [path.join(root, 'scripts', 'build-site.mjs')], { cwd: root, encoding: 'utf8' });
