@@ -2,17 +2,12 @@
 // i-k-j order), an independent float64 reference, and the seeded data generator. Layer: bench.
 // Weights are [in, out] as in attnscope's API: y = x·W + b. Same maths as multiHeadAttention with
 // needWeights: false — Q/K/V projections, per head softmax(Q_h·K_hᵀ/√dh)·V_h, then ·W_O + b_O.
+import { mulberry32 } from '../web/rng.js';
 
 /** Seeded uniform generator in [-1, 1) (mulberry32), identical on every run and machine. */
 export function rng(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1;
-  };
+  const next = mulberry32(seed);
+  return () => next() * 2 - 1;
 }
 
 export function randomArray(len, next, scale = 1) {

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createAttnScope } from 'attnscope';
 import { makeGpt2TokenizerJson } from '../fixtures/hf/make_gpt2_tokenizer_json.mjs';
+import { mulberry32 } from '../../web/rng.js';
 
 const as = await createAttnScope({ simd: process.env.ATTNSCOPE_SIMD === 'false' ? false : 'auto' });
 const HF = new URL('../fixtures/hf/', import.meta.url);
@@ -16,15 +17,6 @@ const text = (p) => readFileSync(new URL(p, HF), 'utf8');
 const SEED = Number(process.env.ATTNSCOPE_SWEEP_SEED ?? 0x17a11) >>> 0;
 console.log(`# sweep seed ${SEED} (ATTNSCOPE_SWEEP_SEED=${SEED} reproduces)`);
 
-function mulberry32(a) {
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const rnd = mulberry32(SEED);
 const int = (n) => Math.floor(rnd() * n);
 const pick = (xs) => xs[int(xs.length)];
