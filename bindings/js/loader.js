@@ -1,7 +1,9 @@
 // Loads the Emscripten module: picks the SIMD128 or the scalar .wasm (ORT's `isSimdSupported` shape,
-// STYLE 4.4), reads its bytes in Node (fs) or the browser (fetch, same origin) and hands them to the
-// one shipped glue as `wasmBinary`. Passing the bytes sidesteps the 3.1.6 glue's fetch-on-file-path bug
-// under Node 20 (TOOLCHAIN.md 3) and lets one glue serve both .wasm files (they differ only in name, 9).
+// STYLE 4.4), compiles it here — in the browser while it downloads (`WebAssembly.compileStreaming`, so that the
+// engine keeps the machine code beside the HTTP cache entry and a second visit skips the compile), in Node from the
+// bytes read with fs — and hands the compiled module to the one shipped glue through its `instantiateWasm` hook.
+// Compiling here sidesteps the 3.1.6 glue's fetch-on-file-path bug under Node 20 (TOOLCHAIN.md 3) and lets one
+// glue serve both .wasm files (they differ only in name, 9).
 // Threads (TOOLCHAIN.md 16): with threads > 1 the threaded SIMD128 module (dist/attnscope.simd.mt.*) is
 // imported instead, with a pool of threads - 1 pre-loaded workers whose Node handles are unref'd so the
 // process still exits by itself. Fused multiply-add (TOOLCHAIN.md 15): in the SIMD128 modules,
@@ -35,15 +37,45 @@ export function simdSupported() {
 const isNode = typeof process === 'object' && process.versions != null && process.versions.node != null
   && typeof window === 'undefined';
 
+async function fetchWasm(url) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`createAttnScope: could not load ${url.pathname} (HTTP ${response.status})`);
+  return response;
+}
+
 async function readWasm(file) {
   const url = new URL(`../../dist/${file}`, import.meta.url);
   if (isNode) {
     const { readFile } = await import('node:fs/promises');
     return readFile(url);
   }
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`createAttnScope: could not load ${url.pathname} (HTTP ${response.status})`);
-  return new Uint8Array(await response.arrayBuffer());
+  return new Uint8Array(await (await fetchWasm(url)).arrayBuffer());
+}
+
+/**
+ * The compiled module of dist/`file`. In the browser it compiles while it downloads; a server that sends another
+ * type than application/wasm (which compileStreaming refuses) gets its bytes compiled once they are in.
+ */
+async function compileWasm(file) {
+  if (isNode || typeof WebAssembly.compileStreaming !== 'function') return WebAssembly.compile(await readWasm(file));
+  const response = await fetchWasm(new URL(`../../dist/${file}`, import.meta.url));
+  const type = (response.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
+  return type === 'application/wasm' ? WebAssembly.compileStreaming(response) : WebAssembly.compile(await response.arrayBuffer());
+}
+
+/**
+ * Runs the glue `create` on the compiled `wasm`: the glue's imports are bound to it in `instantiateWasm` (the
+ * threaded glue posts the same compiled module to its pool threads). A failed instantiation rejects the result
+ * instead of leaving the glue's promise pending.
+ */
+function instantiate(create, wasm, options) {
+  let failed;
+  const failure = new Promise((_, reject) => { failed = reject; });
+  const instantiateWasm = (imports, receive) => {
+    WebAssembly.instantiate(wasm, imports).then((instance) => receive(instance, wasm), failed);
+    return {}; // the exports arrive through receive()
+  };
+  return Promise.race([create({ ...options, instantiateWasm }), failure]);
 }
 
 /** At most this many threads for threads: 'auto' (API.md: "up to 4 of the machine's cores"). */
@@ -91,10 +123,9 @@ async function loadThreaded(threads) {
   // single-file page, which is never cross-origin isolated.
   const glueUrl = new URL('../../dist/attnscope.simd.mt.mjs', import.meta.url);
   // the glue and the wasm fetched side by side (one round trip less on a page's cold load)
-  const [{ default: createThreaded }, wasmBinary] = await Promise.all([import(glueUrl.href), readWasm('attnscope.simd.mt.wasm')]);
+  const [{ default: createThreaded }, wasm] = await Promise.all([import(glueUrl.href), compileWasm('attnscope.simd.mt.wasm')]);
   const workerUrl = new URL('../../dist/attnscope.simd.mt.worker.cjs', import.meta.url);
-  const module = await createThreaded({
-    wasmBinary,
+  const module = await instantiate(createThreaded, wasm, {
     attnscopeWorkers: threads - 1,
     // The glue asks for '<name>.worker.js'; it ships as .cjs (a .js would be read as ESM in Node).
     locateFile: (file, dir) => {
@@ -181,7 +212,7 @@ export async function loadModule(simd = 'auto', threads = 'auto', relaxedSimd = 
   }
   const useThreads = await chooseThreads(threads, useSimd);
   const loaded = useThreads > 1 ? { ...(await loadThreaded(useThreads)), simd: true }
-    : { module: await createAttnscope({ wasmBinary: await readWasm(useSimd ? 'attnscope.simd.wasm' : 'attnscope.wasm'), ...QUIET }), simd: useSimd, threads: 1 };
+    : { module: await instantiate(createAttnscope, await compileWasm(useSimd ? 'attnscope.simd.wasm' : 'attnscope.wasm'), QUIET), simd: useSimd, threads: 1 };
   const useRelaxed = useSimd && relaxedSimd !== false ? await installRelaxedKernel(loaded.module, relaxedSimd, useThreads > 1) : false;
   return { ...loaded, relaxedSimd: useRelaxed };
 }
