@@ -29,14 +29,25 @@ export function startServer({ root, port = 0, host = '127.0.0.1' } = {}) {
         }
         file = path.join(file, 'index.html');
       }
-      const body = await readFile(file);
-      res.writeHead(200, {
-        'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream',
+      // no-cache + validators, as a static host sends them: a browser asks again on every visit and an unchanged
+      // file answers 304, which keeps its cache entry — and the compiled code Chromium stores beside a streamed
+      // .wasm or a script (a fresh 200 would replace the entry and drop that code)
+      const info = await stat(file);
+      const etag = `"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`;
+      const headers = {
         'Cache-Control': 'no-cache',
+        ETag: etag,
+        'Last-Modified': info.mtime.toUTCString(),
         'X-Content-Type-Options': 'nosniff',
         'Cross-Origin-Opener-Policy': 'same-origin',
         'Cross-Origin-Embedder-Policy': 'require-corp',
-      });
+      };
+      if (req.headers['if-none-match'] === etag) {
+        res.writeHead(304, headers).end();
+        return;
+      }
+      const body = await readFile(file);
+      res.writeHead(200, { 'Content-Type': TYPES[path.extname(file)] ?? 'application/octet-stream', ...headers });
       res.end(req.method === 'HEAD' ? undefined : body);
     } catch (e) {
       res.writeHead(e.code === 'ENOENT' || e.code === 'ENOTDIR' ? 404 : 500, { 'Content-Type': 'text/plain' });
