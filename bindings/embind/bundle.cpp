@@ -20,12 +20,12 @@ namespace attnscope::bindings {
 namespace {
 
 using emscripten::val;
-constexpr const char* kFn = "loadBundled";
+constexpr const char* kLoadBundled = "loadBundled";
 
 val load_bundled_into(ModelHandle& handle, std::string config, val weights) {
-  auto r = model::load_bundled_transformer(config, u8_in(weights), kFn);
+  auto r = model::load_bundled_transformer(config, u8_in(weights), kLoadBundled);
   if (!r.ok()) return error_out(r.status());
-  handle.adopt(std::move(r).value(), kFn);
+  handle.adopt(std::move(r).value(), kLoadBundled);
   return val::null();
 }
 
@@ -59,7 +59,7 @@ val gru_run_out(const model::GruRun& r, const model::GruSeq2SeqConfig& c) {
 class GruHandle {
  public:
   val load(std::string config, val weights) {
-    auto r = model::BundledGru::load(config, u8_in(weights), kFn);
+    auto r = model::BundledGru::load(config, u8_in(weights), kLoadBundled);
     if (!r.ok()) return error_out(r.status());
     model_ = std::move(r).value();
     return val::null();

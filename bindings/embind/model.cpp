@@ -198,7 +198,8 @@ val ModelHandle::config() const {
   o.set("dFF", val(m.d_ff));
   o.set("topK", val(model_->options().top_k));
   o.set("maxTokens", val(model_->options().max_tokens));
-  if (creator_ != "createModel") {
+  const model::ModelConfig* created = model_->config();
+  if (created == nullptr) {  // a checkpoint or a bundled model: what its description says
     o.set("numLayers", val(static_cast<int>(m.main.blocks.size())));
     o.set("positional", val(model::name_of(m.embedding.positional)));
     o.set("maxPositions", val(m.embedding.max_positions));
@@ -210,7 +211,7 @@ val ModelHandle::config() const {
     if (m.has_source) o.set("numDecoderLayers", val(static_cast<int>(m.main.blocks.size())));
     return o;
   }
-  const model::ModelConfig& c = model_->config();
+  const model::ModelConfig& c = *created;  // createModel: its config with every default applied
   o.set("tokenizer", val(model::name_of(c.tokenizer)));
   o.set("numLayers", val(c.num_layers));
   o.set("numDecoderLayers", val(c.num_decoder_layers.value_or(c.num_layers)));

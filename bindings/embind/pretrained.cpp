@@ -11,6 +11,7 @@
 
 #include "convert.h"
 #include "errors.h"
+#include "io/safetensors.h"
 #include "model/hf_checkpoint.h"
 #include "model_handle.h"
 #include "tokenizers/hf_tokenizer.h"
@@ -19,41 +20,55 @@ namespace attnscope::bindings {
 namespace {
 
 using emscripten::val;
-constexpr const char* kFn = "loadPretrained";
+constexpr const char* kLoadPretrained = "loadPretrained";
+constexpr std::uint64_t kMaxHeader = 100 << 20;  // a safetensors header larger than this is not read
 
-val error(const core::Status& s) { return error_out(core::make_error(s.kind, kFn, s.argument, s.detail())); }
+val pretrained_error(const core::Status& s) {
+  return error_out(core::make_error(s.kind, kLoadPretrained, s.argument, s.detail()));
+}
 
 class CheckpointHandle {
  public:
   // tokenizer: { json } (tokenizer.json text) | { vocab, merges } (GPT-2 files) | { vocab, lowercase } (vocab.txt)
   val begin(std::string config, val tokenizer, val header, double file_size) {
     core::Result<std::unique_ptr<tokenizers::HfTokenizer>> t =
-        given(tokenizer["json"]) ? tokenizers::HfTokenizer::from_json(tokenizer["json"].as<std::string>(), kFn, "tokenizer")
+        given(tokenizer["json"])
+            ? tokenizers::HfTokenizer::from_json(tokenizer["json"].as<std::string>(), kLoadPretrained, "tokenizer")
         : given(tokenizer["merges"])
             ? tokenizers::HfTokenizer::from_bpe_files(tokenizer["vocab"].as<std::string>(),
-                                                      tokenizer["merges"].as<std::string>(), kFn, "tokenizer")
+                                                      tokenizer["merges"].as<std::string>(), kLoadPretrained,
+                                                      "tokenizer")
             : tokenizers::HfTokenizer::from_vocab_txt(tokenizer["vocab"].as<std::string>(),
-                                                      bool_in(tokenizer["lowercase"], true), kFn, "tokenizer");
-    if (!t.ok()) return error(t.status());
+                                                      bool_in(tokenizer["lowercase"], true), kLoadPretrained,
+                                                      "tokenizer");
+    if (!t.ok()) return pretrained_error(t.status());
     const std::vector<std::uint8_t> head = u8_in(header);
     auto l = model::HfCheckpointLoader::begin(config, model::TextEncoder::checkpoint(std::move(t).value()), head,
                                               static_cast<std::uint64_t>(file_size), model::kOpCreate);
-    if (!l.ok()) return error(l.status());
+    if (!l.ok()) return pretrained_error(l.status());
     loader_ = std::move(l).value();
     return val::null();
+  }
+
+  // 8 + the header length the file's first 8 bytes state (io::safetensors_header_length): how much of the file
+  // begin() needs. 0 when the prefix is not valid or the header is larger than kMaxHeader: begin() then says why.
+  double header_bytes(val prefix, double file_size) const {
+    const std::vector<std::uint8_t> p = u8_in(prefix);
+    auto len = io::safetensors_header_length(p, static_cast<std::uint64_t>(file_size), kLoadPretrained);
+    return len.ok() && len.value() <= kMaxHeader ? 8.0 + static_cast<double>(len.value()) : 0.0;
   }
 
   val feed(double offset, val bytes) {
     const std::vector<std::uint8_t> chunk = u8_in(bytes);
     auto s = loader_->feed(static_cast<std::uint64_t>(offset), chunk);
-    return s.ok() ? val::null() : error(s);
+    return s.ok() ? val::null() : pretrained_error(s);
   }
 
   val finish_into(ModelHandle& handle) {
     auto r = loader_->finish();
     loader_.reset();
-    if (!r.ok()) return error(r.status());
-    handle.adopt(std::move(r).value(), kFn);
+    if (!r.ok()) return pretrained_error(r.status());
+    handle.adopt(std::move(r).value(), kLoadPretrained);
     return val::null();
   }
 
@@ -69,6 +84,7 @@ EMSCRIPTEN_BINDINGS(attnscope_pretrained) {
   emscripten::class_<CheckpointHandle>("CheckpointHandle")
       .constructor<>()
       .function("begin", &CheckpointHandle::begin)
+      .function("headerBytes", &CheckpointHandle::header_bytes)
       .function("feed", &CheckpointHandle::feed)
       .function("finishInto", &CheckpointHandle::finish_into);
 }

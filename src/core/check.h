@@ -3,14 +3,17 @@
 // Layer: core. ATTN_TRY propagates a failed Status out of the calling function.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
+#include "core/text.h"
 
 #define ATTN_TRY(expr)                                   \
   do {                                                   \
@@ -55,16 +58,33 @@ inline Status check_length(const char* fn, const char* arg, std::size_t actual, 
                          std::to_string(actual));
 }
 
-// "fn: arg[i] (value) must be finite"
+// "fn: <what>[i] (value) must be finite" (argument arg); `what` defaults to the argument's name, and names a
+// tensor inside it otherwise: "loadBundled: weights: tensor \"w\"[3] (NaN) must be finite".
 template <class T>
-Status check_finite(const char* fn, const char* arg, std::span<const T> x) {
+Status check_finite(const char* fn, const char* arg, std::span<const T> x, const std::string& what) {
   for (std::size_t i = 0; i < x.size(); ++i) {
     if (!std::isfinite(static_cast<double>(x[i]))) {
-      return range_error(fn, arg, std::string(arg) + "[" + std::to_string(i) + "] (" +
-                                      format_number(static_cast<double>(x[i])) + ") must be finite");
+      return range_error(fn, arg, what + "[" + std::to_string(i) + "] (" + format_number(static_cast<double>(x[i])) +
+                                      ") must be finite");
     }
   }
   return Status::Ok();
+}
+template <class T>
+Status check_finite(const char* fn, const char* arg, std::span<const T> x) {
+  return check_finite(fn, arg, x, arg);
+}
+
+// "fn: <what> has shape [16,8], expected [16,16]" (RangeError, argument arg): a tensor of a file against the shape
+// the model declares for it.
+template <class A, class B>
+Status check_shape(const char* fn, const char* arg, const std::string& what, const std::vector<A>& shape,
+                   const std::vector<B>& expected) {
+  if (std::equal(shape.begin(), shape.end(), expected.begin(), expected.end(),
+                 [](A a, B b) { return static_cast<long long>(a) == static_cast<long long>(b); })) {
+    return Status::Ok();
+  }
+  return range_error(fn, arg, what + " has shape " + shape_text(shape) + ", expected " + shape_text(expected));
 }
 
 }  // namespace attnscope::core

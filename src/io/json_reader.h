@@ -1,6 +1,7 @@
 // Internal: non-throwing JSON parsing that reports the failing byte offset, on top of nlohmann/json's SAX DOM
-// builder, also reporting a repeated top-level key (safetensors names must be unique). Layer: io (depends on core/
-// only; src/tokenizers/json_reader.h is the tokenizers' own DOM-free reader, as the layers may not share code).
+// builder, also reporting a repeated top-level key (safetensors names must be unique); and how every JSON reader
+// words a parse error (json_error_text, also used by the tokenizers' DOM-free readers). Layer: io (depends on core/
+// only).
 // JSON_NOEXCEPTION: the wasm core is built with -fno-exceptions (TOOLCHAIN.md 11, STYLE 4.5); nothing here may
 // reach a JSON_THROW, so callers must check a value's type before every get<>().
 #pragma once
@@ -16,6 +17,21 @@
 
 namespace attnscope::io::detail {
 
+// A SAX parse error as messages quote it: "<reason> at byte N". what is "[json.exception.parse_error.101] parse
+// error at line 1, column 5: <reason>"; keep <reason>, minus any "; last read: '...'" echo of the input (it may hold
+// invalid UTF-8). position counts the bytes read, the offending one included: report its 0-based offset.
+inline std::string json_error_reason(const std::string& what) {
+  const std::size_t colon = what.find(": ");
+  std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
+  const std::size_t echo = reason.find("; last read:");
+  if (echo != std::string::npos) reason.erase(echo);
+  return reason;
+}
+inline std::size_t json_error_byte(std::size_t position) { return position > 0 ? position - 1 : 0; }
+inline std::string json_error_text(std::size_t position, const std::string& what) {
+  return json_error_reason(what) + " at byte " + std::to_string(json_error_byte(position));
+}
+
 // Builds the DOM like json::parse, but records the parse error's byte offset and reason instead of throwing.
 class JsonReader : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
  public:
@@ -24,15 +40,8 @@ class JsonReader : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> 
 
   template <class Exception>
   bool parse_error(std::size_t position, const std::string& /*last_token*/, const Exception& ex) {
-    // position counts the bytes read, the offending one included: report its 0-based offset.
-    error_byte = position > 0 ? position - 1 : 0;
-    // ex.what() is "[json.exception.parse_error.101] parse error at line 1, column 5: <reason>"; keep <reason>,
-    // minus any "; last read: '...'" echo of the input (it may hold invalid UTF-8).
-    const std::string what = ex.what();
-    const std::size_t colon = what.find(": ");
-    reason = colon == std::string::npos ? what : what.substr(colon + 2);
-    const std::size_t echo = reason.find("; last read:");
-    if (echo != std::string::npos) reason.erase(echo);
+    error_byte = json_error_byte(position);
+    reason = json_error_reason(ex.what());
     return false;
   }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/text.h"
 #include "io/json_reader.h"
 
 namespace attnscope::io {
@@ -16,10 +17,6 @@ using nlohmann::json;
 
 core::Status fail(const char* fn, const std::string& text) {
   return core::invalid_error(fn, "safetensors", "safetensors " + text);
-}
-
-std::string quote_json(const std::string& s) {
-  return json(s).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::string dump(const json& v) {
@@ -114,7 +111,7 @@ core::Result<SafetensorsIndex> parse_safetensors_header(std::span<const std::uin
     return fail(fn, "header is not valid JSON (" + reason + ")");
   }
   if (!header.is_object()) return fail(fn, std::string("header must be a JSON object, got ") + header.type_name());
-  if (!duplicate.empty()) return fail(fn, "header names " + quote_json(duplicate) + " more than once");
+  if (!duplicate.empty()) return fail(fn, "header names " + core::quote_name(duplicate) + " more than once");
 
   // 3. Each entry: __metadata__ (strings only) or a tensor with dtype, shape and data_offsets.
   std::vector<TensorEntry> pending;
@@ -125,12 +122,13 @@ core::Result<SafetensorsIndex> parse_safetensors_header(std::span<const std::uin
       if (!entry.is_object()) return fail(fn, std::string("__metadata__ must be an object, got ") + entry.type_name());
       for (auto m = entry.begin(); m != entry.end(); ++m) {
         if (!m.value().is_string()) {
-          return fail(fn, "__metadata__[" + quote_json(m.key()) + "] must be a string, got " + m.value().type_name());
+          return fail(fn, "__metadata__[" + core::quote_name(m.key()) + "] must be a string, got " +
+                              m.value().type_name());
         }
       }
       continue;
     }
-    const std::string what = "tensor " + quote_json(name);
+    const std::string what = "tensor " + core::quote_name(name);
     if (!entry.is_object()) return fail(fn, what + " must be an object, got " + entry.type_name());
     for (const char* field : {"dtype", "shape", "data_offsets"}) {
       if (entry.find(field) == entry.end()) return fail(fn, what + " is missing \"" + field + "\"");
@@ -141,7 +139,7 @@ core::Result<SafetensorsIndex> parse_safetensors_header(std::span<const std::uin
     if (!dtype.is_string()) return fail(fn, what + " dtype must be a string, got " + dtype.type_name());
     p.dtype = dtype.get<std::string>();
     p.elem = dtype_size(p.dtype);
-    if (p.elem == 0) return fail(fn, what + " has unknown dtype " + quote_json(p.dtype));
+    if (p.elem == 0) return fail(fn, what + " has unknown dtype " + core::quote_name(p.dtype));
 
     const json& shape = *entry.find("shape");
     bool shape_ok = shape.is_array();
@@ -191,8 +189,8 @@ core::Result<SafetensorsIndex> parse_safetensors_header(std::span<const std::uin
   const TensorEntry* prev = nullptr;
   for (const TensorEntry& p : pending) {
     if (p.begin < cursor) {
-      return fail(fn, "tensors " + quote_json(prev->name) + " " + range_text(prev->begin, prev->end) + " and " +
-                          quote_json(p.name) + " " + range_text(p.begin, p.end) + " overlap");
+      return fail(fn, "tensors " + core::quote_name(prev->name) + " " + range_text(prev->begin, prev->end) + " and " +
+                          core::quote_name(p.name) + " " + range_text(p.begin, p.end) + " overlap");
     }
     if (p.begin > cursor) {
       return fail(fn, "data bytes [" + std::to_string(cursor) + ", " + std::to_string(p.begin) +
@@ -231,7 +229,7 @@ core::Result<std::vector<NamedTensor>> parse_safetensors(std::span<const std::ui
   const SafetensorsIndex& index = parsed.value();
   for (const TensorEntry& p : index.tensors) {
     if (!is_float_dtype(p.dtype)) {
-      return fail(fn, "tensor " + quote_json(p.name) + " has unsupported dtype " + quote_json(p.dtype) +
+      return fail(fn, "tensor " + core::quote_name(p.name) + " has unsupported dtype " + core::quote_name(p.dtype) +
                           " (supported: F32, F16, BF16)");
     }
   }
@@ -257,7 +255,7 @@ std::vector<std::uint8_t> write_safetensors(const std::vector<NamedTensor>& tens
   for (std::size_t t = 0; t < tensors.size(); ++t) {
     const NamedTensor& x = tensors[t];
     if (t) header += ",";
-    header += quote_json(x.name) + ":{\"dtype\":\"F32\",\"shape\":[";
+    header += json(x.name).dump(-1, ' ', false, json::error_handler_t::replace) + ":{\"dtype\":\"F32\",\"shape\":[";
     for (std::size_t d = 0; d < x.shape.size(); ++d) {
       if (d) header += ',';
       header += std::to_string(x.shape[d]);

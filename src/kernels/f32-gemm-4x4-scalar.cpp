@@ -20,11 +20,12 @@
 namespace attnscope::kernels {
 namespace {
 
-constexpr int kMr = 4;
-constexpr int kNr = 4;
+// Tile names carry the tile: the unity build (CMAKE_UNITY_BUILD) puts every kernel of this folder in one file.
+constexpr int kMr4x4 = 4;
+constexpr int kNr4x4 = 4;
 
 // Stores the valid mr x nr part of a 4x4 tile: c[r][j] = alpha * acc + bias[j].
-inline void store_tile(int mr, int nr, float alpha, const float (&acc)[kMr][kNr], const float* bias, float* c,
+inline void store_tile(int mr, int nr, float alpha, const float (&acc)[kMr4x4][kNr4x4], const float* bias, float* c,
                        int ldc) {
   for (int r = 0; r < mr; ++r) {
     float* c_r = c + static_cast<std::ptrdiff_t>(r) * ldc;
@@ -36,10 +37,10 @@ inline void store_tile(int mr, int nr, float alpha, const float (&acc)[kMr][kNr]
 template <bool kTransB>
 void gemm_4x4(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb, const float* bias,
               float* c, int ldc) {
-  for (int j0 = 0; j0 < n; j0 += kNr) {
-    const int nr = n - j0 < kNr ? n - j0 : kNr;
-    for (int i0 = 0; i0 < m; i0 += kMr) {
-      const int mr = m - i0 < kMr ? m - i0 : kMr;
+  for (int j0 = 0; j0 < n; j0 += kNr4x4) {
+    const int nr = n - j0 < kNr4x4 ? n - j0 : kNr4x4;
+    for (int i0 = 0; i0 < m; i0 += kMr4x4) {
+      const int mr = m - i0 < kMr4x4 ? m - i0 : kMr4x4;
       const float* a0 = a + static_cast<std::ptrdiff_t>(i0) * lda;
       const float* a1 = mr > 1 ? a0 + lda : a0;
       const float* a2 = mr > 2 ? a1 + lda : a1;
@@ -73,7 +74,7 @@ void gemm_4x4(int m, int n, int k, float alpha, const float* a, int lda, const f
           c30 += va3 * vb0; c31 += va3 * vb1; c32 += va3 * vb2; c33 += va3 * vb3;
         }
       }
-      const float acc[kMr][kNr] = {{c00, c01, c02, c03}, {c10, c11, c12, c13}, {c20, c21, c22, c23},
+      const float acc[kMr4x4][kNr4x4] = {{c00, c01, c02, c03}, {c10, c11, c12, c13}, {c20, c21, c22, c23},
                                    {c30, c31, c32, c33}};
       store_tile(mr, nr, alpha, acc, bias != nullptr ? bias + j0 : nullptr,
                  c + static_cast<std::ptrdiff_t>(i0) * ldc + j0, ldc);

@@ -29,8 +29,9 @@
 namespace attnscope::kernels {
 namespace {
 
-constexpr int kMr = 4;
-constexpr int kNr = 8;
+// Tile names carry the tile: the unity build (CMAKE_UNITY_BUILD) puts every kernel of this folder in one file.
+constexpr int kMr4x8 = 4;
+constexpr int kNr4x8 = 8;
 // kc x nc = 256 x 256 packed floats = 256 KiB: a quarter of this machine's per-core L2, so the block
 // survives a busy sibling; 256/512, 128/256 and 512/128 measured the same (~41 GFLOP/s) when quiet.
 constexpr int kKc = 256;
@@ -91,12 +92,12 @@ void ukernel_4x8_tile(int mr, int kc, const float* a, const float* w, const floa
   for (int p = 0; p < kc; ++p) {
     const v128_t vb0123 = wasm_v128_load(w);
     const v128_t vb4567 = wasm_v128_load(w + 4);
-    w += kNr;
+    w += kNr4x8;
     const v128_t va0 = wasm_v128_load32_splat(a);
     const v128_t va1 = wasm_v128_load32_splat(a + 1);
     const v128_t va2 = wasm_v128_load32_splat(a + 2);
     const v128_t va3 = wasm_v128_load32_splat(a + 3);
-    a += kMr;
+    a += kMr4x8;
     vacc0x0123 = wasm_f32x4_add(vacc0x0123, wasm_f32x4_mul(va0, vb0123));
     vacc0x4567 = wasm_f32x4_add(vacc0x4567, wasm_f32x4_mul(va0, vb4567));
     vacc1x0123 = wasm_f32x4_add(vacc1x0123, wasm_f32x4_mul(va1, vb0123));
@@ -125,17 +126,17 @@ void ukernel_4x8_tile(int mr, int kc, const float* a, const float* w, const floa
 void ukernel_4x8(int mr, int nr, int kc, const float* a, const float* w, const float* bias8, bool accumulate,
                  float* c, int ldc) {
   // Where the tile is read and written: C itself when all 8 columns exist, else a scratch tile.
-  alignas(16) float scratch[kMr][kNr];
+  alignas(16) float scratch[kMr4x8][kNr4x8];
   float* t0;
   int ldt;
-  if (nr == kNr) {
+  if (nr == kNr4x8) {
     t0 = c;
     ldt = ldc;
   } else {
     t0 = &scratch[0][0];
-    ldt = kNr;
-    for (int r = 0; r < kMr; ++r)
-      for (int j = 0; j < kNr; ++j) scratch[r][j] = 0.0f;
+    ldt = kNr4x8;
+    for (int r = 0; r < kMr4x8; ++r)
+      for (int j = 0; j < kNr4x8; ++j) scratch[r][j] = 0.0f;
     if (accumulate) {
       for (int r = 0; r < mr; ++r)
         for (int j = 0; j < nr; ++j) scratch[r][j] = c[static_cast<std::ptrdiff_t>(r) * ldc + j];
@@ -146,7 +147,7 @@ void ukernel_4x8(int mr, int nr, int kc, const float* a, const float* w, const f
   } else {
     ukernel_4x8_tile(mr, kc, a, w, bias8, accumulate, t0, ldt);
   }
-  if (nr != kNr) {
+  if (nr != kNr4x8) {
     for (int r = 0; r < mr; ++r)
       for (int j = 0; j < nr; ++j) c[static_cast<std::ptrdiff_t>(r) * ldc + j] = scratch[r][j];
   }
@@ -169,14 +170,14 @@ void pack_a(int mr, int kc, const float* a, int lda, float* packed) {
     const v128_t vt01hi = wasm_i32x4_shuffle(v0, v1, 2, 6, 3, 7);
     const v128_t vt23lo = wasm_i32x4_shuffle(v2, v3, 0, 4, 1, 5);
     const v128_t vt23hi = wasm_i32x4_shuffle(v2, v3, 2, 6, 3, 7);
-    float* dst = packed + p * kMr;
+    float* dst = packed + p * kMr4x8;
     wasm_v128_store(dst, wasm_i32x4_shuffle(vt01lo, vt23lo, 0, 1, 4, 5));
     wasm_v128_store(dst + 4, wasm_i32x4_shuffle(vt01lo, vt23lo, 2, 3, 6, 7));
     wasm_v128_store(dst + 8, wasm_i32x4_shuffle(vt01hi, vt23hi, 0, 1, 4, 5));
     wasm_v128_store(dst + 12, wasm_i32x4_shuffle(vt01hi, vt23hi, 2, 3, 6, 7));
   }
   for (; p < kc; ++p) {
-    float* dst = packed + p * kMr;
+    float* dst = packed + p * kMr4x8;
     dst[0] = r0[p];
     dst[1] = r1[p];
     dst[2] = r2[p];
@@ -187,20 +188,20 @@ void pack_a(int mr, int kc, const float* a, int lda, float* packed) {
 // Pack B[k0..k0+kc, j0..j0+nc) of a row-major [k, n] B into panels [nc/8][kc][8], scaled by alpha.
 void pack_nn(int kc, int nc, float alpha, const float* b, int ldb, float* packed) {
   const v128_t valpha = wasm_f32x4_splat(alpha);
-  for (int j = 0; j < nc; j += kNr) {
-    const int nr = std::min(kNr, nc - j);
+  for (int j = 0; j < nc; j += kNr4x8) {
+    const int nr = std::min(kNr4x8, nc - j);
     float* panel = packed + static_cast<std::ptrdiff_t>(j) * kc;
     const float* b_j = b + j;
-    if (nr == kNr) {
+    if (nr == kNr4x8) {
       for (int p = 0; p < kc; ++p) {
         const float* b_pj = b_j + static_cast<std::ptrdiff_t>(p) * ldb;
-        wasm_v128_store(panel + p * kNr, wasm_f32x4_mul(valpha, wasm_v128_load(b_pj)));
-        wasm_v128_store(panel + p * kNr + 4, wasm_f32x4_mul(valpha, wasm_v128_load(b_pj + 4)));
+        wasm_v128_store(panel + p * kNr4x8, wasm_f32x4_mul(valpha, wasm_v128_load(b_pj)));
+        wasm_v128_store(panel + p * kNr4x8 + 4, wasm_f32x4_mul(valpha, wasm_v128_load(b_pj + 4)));
       }
     } else {
       for (int p = 0; p < kc; ++p) {
         const float* b_pj = b_j + static_cast<std::ptrdiff_t>(p) * ldb;
-        for (int jj = 0; jj < kNr; ++jj) panel[p * kNr + jj] = jj < nr ? alpha * b_pj[jj] : 0.0f;
+        for (int jj = 0; jj < kNr4x8; ++jj) panel[p * kNr4x8 + jj] = jj < nr ? alpha * b_pj[jj] : 0.0f;
       }
     }
   }
@@ -210,11 +211,11 @@ void pack_nn(int kc, int nc, float alpha, const float* b, int ldb, float* packed
 // transposing 4x4 blocks with shuffles.
 void pack_nt(int kc, int nc, float alpha, const float* b, int ldb, float* packed) {
   const v128_t valpha = wasm_f32x4_splat(alpha);
-  for (int j = 0; j < nc; j += kNr) {
-    const int nr = std::min(kNr, nc - j);
+  for (int j = 0; j < nc; j += kNr4x8) {
+    const int nr = std::min(kNr4x8, nc - j);
     float* panel = packed + static_cast<std::ptrdiff_t>(j) * kc;
     int p = 0;
-    if (nr == kNr) {
+    if (nr == kNr4x8) {
       for (; p + 4 <= kc; p += 4) {
         for (int half = 0; half < 2; ++half) {
           const float* b_r = b + static_cast<std::ptrdiff_t>(j + 4 * half) * ldb + p;
@@ -226,17 +227,17 @@ void pack_nt(int kc, int nc, float alpha, const float* b, int ldb, float* packed
           const v128_t vt01hi = wasm_i32x4_shuffle(vr0, vr1, 2, 6, 3, 7);
           const v128_t vt23lo = wasm_i32x4_shuffle(vr2, vr3, 0, 4, 1, 5);
           const v128_t vt23hi = wasm_i32x4_shuffle(vr2, vr3, 2, 6, 3, 7);
-          float* dst = panel + p * kNr + 4 * half;
+          float* dst = panel + p * kNr4x8 + 4 * half;
           wasm_v128_store(dst, wasm_f32x4_mul(valpha, wasm_i32x4_shuffle(vt01lo, vt23lo, 0, 1, 4, 5)));
-          wasm_v128_store(dst + kNr, wasm_f32x4_mul(valpha, wasm_i32x4_shuffle(vt01lo, vt23lo, 2, 3, 6, 7)));
-          wasm_v128_store(dst + 2 * kNr, wasm_f32x4_mul(valpha, wasm_i32x4_shuffle(vt01hi, vt23hi, 0, 1, 4, 5)));
-          wasm_v128_store(dst + 3 * kNr, wasm_f32x4_mul(valpha, wasm_i32x4_shuffle(vt01hi, vt23hi, 2, 3, 6, 7)));
+          wasm_v128_store(dst + kNr4x8, wasm_f32x4_mul(valpha, wasm_i32x4_shuffle(vt01lo, vt23lo, 2, 3, 6, 7)));
+          wasm_v128_store(dst + 2 * kNr4x8, wasm_f32x4_mul(valpha, wasm_i32x4_shuffle(vt01hi, vt23hi, 0, 1, 4, 5)));
+          wasm_v128_store(dst + 3 * kNr4x8, wasm_f32x4_mul(valpha, wasm_i32x4_shuffle(vt01hi, vt23hi, 2, 3, 6, 7)));
         }
       }
     }
     for (; p < kc; ++p) {
-      for (int jj = 0; jj < kNr; ++jj)
-        panel[p * kNr + jj] = jj < nr ? alpha * b[static_cast<std::ptrdiff_t>(j + jj) * ldb + p] : 0.0f;
+      for (int jj = 0; jj < kNr4x8; ++jj)
+        panel[p * kNr4x8 + jj] = jj < nr ? alpha * b[static_cast<std::ptrdiff_t>(j + jj) * ldb + p] : 0.0f;
     }
   }
 }
@@ -252,11 +253,11 @@ void gemm_4x8(int m, int n, int k, float alpha, const float* a, int lda, const f
     return;
   }
   const int nc_max = std::min(n, kNc);
-  const int nc_pad = (nc_max + kNr - 1) / kNr * kNr;
+  const int nc_pad = (nc_max + kNr4x8 - 1) / kNr4x8 * kNr4x8;
   const int kc_max = std::min(k, kKc);
   // [packed B block][bias][packed A row block]; every part a multiple of 16 floats (64 bytes)
   const std::size_t kc_size = static_cast<std::size_t>(kc_max);
-  float* packed = workspace(kc_size * nc_pad + nc_pad + kc_size * kMr);
+  float* packed = workspace(kc_size * nc_pad + nc_pad + kc_size * kMr4x8);
   float* bias_packed = packed + static_cast<std::size_t>(kc_max) * nc_pad;
   float* a_packed = bias_packed + nc_pad;
 
@@ -273,12 +274,12 @@ void gemm_4x8(int m, int n, int k, float alpha, const float* a, int lda, const f
         pack_nn(kc, nc, alpha, b + static_cast<std::ptrdiff_t>(p0) * ldb + j0, ldb, packed);
       }
       const bool accumulate = p0 != 0;
-      for (int i0 = 0; i0 < m; i0 += kMr) {
-        const int mr = std::min(kMr, m - i0);
+      for (int i0 = 0; i0 < m; i0 += kMr4x8) {
+        const int mr = std::min(kMr4x8, m - i0);
         pack_a(mr, kc, a + static_cast<std::ptrdiff_t>(i0) * lda + p0, lda, a_packed);
         float* c_i = c + static_cast<std::ptrdiff_t>(i0) * ldc + j0;
-        for (int j = 0; j < nc; j += kNr) {
-          ukernel_4x8(mr, std::min(kNr, nc - j), kc, a_packed, packed + static_cast<std::ptrdiff_t>(j) * kc,
+        for (int j = 0; j < nc; j += kNr4x8) {
+          ukernel_4x8(mr, std::min(kNr4x8, nc - j), kc, a_packed, packed + static_cast<std::ptrdiff_t>(j) * kc,
                       bias != nullptr ? bias_packed + j : nullptr, accumulate, c_i + j, ldc);
         }
       }

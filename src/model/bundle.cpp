@@ -9,6 +9,8 @@
 #include <utility>
 
 #include "core/check.h"
+#include "core/text.h"
+#include "io/json_fields.h"
 #include "io/json_reader.h"
 #include "io/safetensors.h"
 #include "model/model_config.h"
@@ -18,8 +20,6 @@ namespace attnscope::model {
 namespace {
 
 using nlohmann::json;
-
-std::string json_text(const std::string& s) { return json(s).dump(); }
 
 // Every problem with config.json is reported as "<op>: config: <text>" (argument "config").
 core::Status config_error(const char* op, const std::string& text, core::ErrorKind kind = core::ErrorKind::kInvalid) {
@@ -33,46 +33,36 @@ core::Result<json> parse_config(std::string_view text, const char* op) {
   std::string reason, duplicate;
   if (!io::detail::parse_json(text, &c, &reason, &duplicate)) return config_error(op, "not valid JSON (" + reason + ")");
   if (!c.is_object()) return config_error(op, "must be a JSON object");
-  if (!duplicate.empty()) return config_error(op, "member " + json_text(duplicate) + " is given twice");
+  if (!duplicate.empty()) return config_error(op, "member " + core::quote_name(duplicate) + " is given twice");
   const auto format = c.find("format");
   if (format == c.end() || !format->is_string() || format->get<std::string>() != kBundleFormat) {
     return config_error(op, "format (" + (format == c.end() ? std::string("missing") : format->dump()) +
-                                ") must be " + json_text(kBundleFormat));
+                                ") must be " + core::quote_name(kBundleFormat));
   }
   return c;
 }
 
+// config.json's members, read by io::JsonFields (one message style for every JSON file):
+// "<op>: config: dFF must be an integer, got string", "<op>: config: dFF (0) must be a positive integer".
+io::JsonFields members(const char* op) { return io::JsonFields(op, "config", "config: "); }
+
 core::Result<std::string> string_member(const json& c, const char* key, const char* op) {
-  const auto it = c.find(key);
-  if (it == c.end() || !it->is_string()) return config_error(op, std::string(key) + " must be a string");
-  return it->get<std::string>();
+  return members(op).string(c, key, key, std::nullopt);
 }
 
 // An integer member >= min (config.json writes integers as JSON integers).
 core::Result<int> int_member(const json& c, const char* key, const char* op, int min) {
-  const auto it = c.find(key);
-  if (it == c.end() || !it->is_number_integer()) return config_error(op, std::string(key) + " must be an integer");
-  const auto v = it->get<long long>();
-  if (v < min || v > (1LL << 30)) {
-    return config_error(op, std::string(key) + " (" + std::to_string(v) + ") must be " +
-                                (min > 0 ? "a positive integer" : "a non-negative integer"),
-                        core::ErrorKind::kRange);
-  }
-  return static_cast<int>(v);
+  auto v = members(op).integer(c, key, key, min, io::JsonFields::kNoLimit, std::nullopt);
+  if (!v.ok()) return v.status();
+  return static_cast<int>(v.value());
 }
 
 core::Result<double> number_member(const json& c, const char* key, const char* op, double fallback) {
-  const auto it = c.find(key);
-  if (it == c.end()) return fallback;
-  if (!it->is_number()) return config_error(op, std::string(key) + " must be a number");
-  return it->get<double>();
+  return members(op).number(c, key, key, /*positive=*/false, fallback);
 }
 
 core::Result<bool> bool_member(const json& c, const char* key, const char* op, bool fallback) {
-  const auto it = c.find(key);
-  if (it == c.end()) return fallback;
-  if (!it->is_boolean()) return config_error(op, std::string(key) + " must be true or false");
-  return it->get<bool>();
+  return members(op).boolean(c, key, key, fallback);
 }
 
 // tokenizer: { kind: 'char', vocab: [strings], pad, bos, eos, unk } -> a fixed character vocabulary.
@@ -191,7 +181,7 @@ core::Result<std::unique_ptr<Transformer>> load_bundled_transformer(std::string_
   auto architecture = string_member(c, "architecture", op);
   if (!architecture.ok()) return architecture.status();
   if (architecture.value() != "encoder-decoder" && architecture.value() != "decoder") {
-    return config_error(op, "architecture (" + json_text(architecture.value()) +
+    return config_error(op, "architecture (" + core::quote_name(architecture.value()) +
                                 ") must be 'encoder-decoder' or 'decoder' for a transformer",
                         core::ErrorKind::kRange);
   }
@@ -246,7 +236,7 @@ core::Result<std::unique_ptr<BundledGru>> BundledGru::load(std::string_view conf
   auto architecture = string_member(c, "architecture", op);
   if (!architecture.ok()) return architecture.status();
   if (architecture.value() != "gru-bahdanau") {
-    return config_error(op, "architecture (" + json_text(architecture.value()) + ") must be 'gru-bahdanau'",
+    return config_error(op, "architecture (" + core::quote_name(architecture.value()) + ") must be 'gru-bahdanau'",
                         core::ErrorKind::kRange);
   }
   auto enc = read_tokenizer(c, op);

@@ -7,21 +7,6 @@
 
 namespace attnscope::model {
 
-namespace {
-
-core::Status check_attention_block(const char* fn, const char* prefix, const attention::MhaWeights& w, int d_model) {
-  using ops::Dims;
-  ATTN_TRY(attention::detail::check_mha_weights(fn, prefix, w, d_model, d_model, d_model, false));
-  // The layer's attention biases are required (PyTorch's bias=True).
-  ATTN_TRY(ops::check_array(fn, prefix, "bq", w.bq, Dims{"dModel", d_model}));
-  ATTN_TRY(ops::check_array(fn, prefix, "bk", w.bk, Dims{"dModel", d_model}));
-  ATTN_TRY(ops::check_array(fn, prefix, "bv", w.bv, Dims{"dModel", d_model}));
-  ATTN_TRY(ops::check_array(fn, prefix, "bo", w.bo, Dims{"dModel", d_model}));
-  return core::Status::Ok();
-}
-
-}  // namespace
-
 core::Result<DecoderLayerOutput> decoder_layer(const DecoderLayerArgs& a) {
   constexpr const char* fn = "transformerDecoderLayer";
   ATTN_TRY(core::check_positive(fn, "n", a.n));
@@ -32,8 +17,8 @@ core::Result<DecoderLayerOutput> decoder_layer(const DecoderLayerArgs& a) {
   ATTN_TRY(ops::check_divisible(fn, a.d_model, a.num_heads));
   ATTN_TRY(ops::check_array(fn, "", "x", a.x, ops::Dims{"n*dModel", a.n, a.d_model}));
   ATTN_TRY(ops::check_array(fn, "", "memory", a.memory, ops::Dims{"m*dModel", a.m, a.d_model}));
-  ATTN_TRY(check_attention_block(fn, "params.self.", a.self_attn, a.d_model));
-  ATTN_TRY(check_attention_block(fn, "params.cross.", a.cross_attn, a.d_model));
+  ATTN_TRY(detail::check_attention_block(fn, "params.self.", a.self_attn, a.d_model));
+  ATTN_TRY(detail::check_attention_block(fn, "params.cross.", a.cross_attn, a.d_model));
   ATTN_TRY(detail::check_feed_forward(fn, a.ff, a.d_model, a.d_ff));
   ATTN_TRY(detail::check_norm(fn, "norm1Gamma", "norm1Beta", a.norm1, a.d_model));
   ATTN_TRY(detail::check_norm(fn, "norm2Gamma", "norm2Beta", a.norm2, a.d_model));

@@ -17,6 +17,17 @@ core::Status check_feed_forward(const char* fn, const FeedForwardWeights& ff, in
   return core::Status::Ok();
 }
 
+core::Status check_attention_block(const char* fn, const char* prefix, const attention::MhaWeights& w, int d_model) {
+  using ops::Dims;
+  ATTN_TRY(attention::detail::check_mha_weights(fn, prefix, w, d_model, d_model, d_model, false));
+  // The layer's attention biases are required (PyTorch's bias=True): an empty one is "not given".
+  ATTN_TRY(ops::check_array(fn, prefix, "bq", w.bq, Dims{"dModel", d_model}));
+  ATTN_TRY(ops::check_array(fn, prefix, "bk", w.bk, Dims{"dModel", d_model}));
+  ATTN_TRY(ops::check_array(fn, prefix, "bv", w.bv, Dims{"dModel", d_model}));
+  ATTN_TRY(ops::check_array(fn, prefix, "bo", w.bo, Dims{"dModel", d_model}));
+  return core::Status::Ok();
+}
+
 core::Status check_norm(const char* fn, const char* gamma_name, const char* beta_name, const NormWeights& norm,
                         int d_model) {
   ATTN_TRY(ops::check_array(fn, "params.", gamma_name, norm.gamma, ops::Dims{"dModel", d_model}));
@@ -34,13 +45,7 @@ core::Result<EncoderLayerOutput> encoder_layer(const EncoderLayerArgs& a) {
   ATTN_TRY(core::check_positive(fn, "dFF", a.d_ff));
   ATTN_TRY(ops::check_divisible(fn, a.d_model, a.num_heads));
   ATTN_TRY(ops::check_array(fn, "", "x", a.x, ops::Dims{"n*dModel", a.n, a.d_model}));
-  ATTN_TRY(attention::detail::check_mha_weights(fn, "params.", a.attn, a.d_model, a.d_model, a.d_model, false));
-  // The layer's attention biases are required (PyTorch's bias=True): an empty one is "not given".
-  using ops::Dims;
-  ATTN_TRY(ops::check_array(fn, "params.", "bq", a.attn.bq, Dims{"dModel", a.d_model}));
-  ATTN_TRY(ops::check_array(fn, "params.", "bk", a.attn.bk, Dims{"dModel", a.d_model}));
-  ATTN_TRY(ops::check_array(fn, "params.", "bv", a.attn.bv, Dims{"dModel", a.d_model}));
-  ATTN_TRY(ops::check_array(fn, "params.", "bo", a.attn.bo, Dims{"dModel", a.d_model}));
+  ATTN_TRY(detail::check_attention_block(fn, "params.", a.attn, a.d_model));
   ATTN_TRY(detail::check_feed_forward(fn, a.ff, a.d_model, a.d_ff));
   ATTN_TRY(detail::check_norm(fn, "norm1Gamma", "norm1Beta", a.norm1, a.d_model));
   ATTN_TRY(detail::check_norm(fn, "norm2Gamma", "norm2Beta", a.norm2, a.d_model));

@@ -55,6 +55,8 @@ core::Status check_feed_forward(const char* fn, const FeedForwardWeights& ff, in
 // params.<gamma_name>/<beta_name> present, [d_model], finite.
 core::Status check_norm(const char* fn, const char* gamma_name, const char* beta_name, const NormWeights& norm,
                         int d_model);
+// A layer's attention weights under `prefix` ("params.", "params.self."), its biases required (PyTorch's bias=True).
+core::Status check_attention_block(const char* fn, const char* prefix, const attention::MhaWeights& w, int d_model);
 }  // namespace detail
 
 }  // namespace attnscope::model

@@ -9,6 +9,8 @@
 
 #include "attention/additive.h"
 #include "core/check.h"
+#include "core/text.h"
+#include "model/heads.h"
 #include "ops/linear.h"
 #include "ops/validate.h"
 
@@ -17,15 +19,6 @@ namespace attnscope::model {
 namespace {
 
 std::size_t sz(long long n) { return static_cast<std::size_t>(n); }
-
-std::string shape_text(const std::vector<std::int64_t>& s) {
-  std::string t = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (i != 0) t.append(",");
-    t.append(std::to_string(s[i]));
-  }
-  return t.append("]");
-}
 
 std::string gru_name(const char* side, int k, const char* what) {
   return std::string(side) + ".gru.l" + std::to_string(k) + "." + what;
@@ -37,11 +30,6 @@ core::Status id_range_error(const char* fn, const std::string& arg, long long va
   std::string text = arg + " (" + std::to_string(value) + ") must be an integer from 0 to " + std::to_string(hi);
   if (what != nullptr) text.append(" (").append(what).append(")");
   return core::range_error(fn, arg, text);
-}
-
-// The index of a row's largest entry; ties go to the smaller id (std::max_element keeps the first).
-std::int32_t argmax(std::span<const float> row) {
-  return static_cast<std::int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
 }
 
 }  // namespace
@@ -86,30 +74,21 @@ core::Result<std::unique_ptr<GruSeq2Seq>> GruSeq2Seq::create(const GruSeq2SeqCon
   // 2. every tensor of the table: present, right shape and value count, finite
   const auto table = parameter_shapes(config);
   for (const auto& [name, shape] : table) {
-    const std::string where = "weights: tensor \"" + name + "\"";
+    const std::string where = "weights: tensor " + core::quote_name(name);
     const auto it = params.find(name);
     if (it == params.end()) {
-      return core::invalid_error(fn, "weights", where + " is missing (expected shape " + shape_text(shape) + ")");
+      return core::invalid_error(fn, "weights", where + " is missing (expected shape " + core::shape_text(shape) + ")");
     }
     const Param& p = it->second;
-    if (p.shape != shape) {
-      return core::range_error(fn, "weights", where + " has shape " + shape_text(p.shape) + ", expected " +
-                                                  shape_text(shape));
-    }
+    ATTN_TRY(core::check_shape(fn, "weights", where, p.shape, shape));
     std::size_t count = 1;
     for (const auto d : shape) count *= sz(d);
     if (p.data.size() != count) {
       return core::range_error(fn, "weights", where + " has " + std::to_string(p.data.size()) +
-                                                  " values, its shape " + shape_text(shape) + " needs " +
+                                                  " values, its shape " + core::shape_text(shape) + " needs " +
                                                   std::to_string(count));
     }
-    if (ops::all_finite(p.data)) continue;
-    for (std::size_t i = 0; i < p.data.size(); ++i) {
-      if (!std::isfinite(p.data[i])) {
-        return core::range_error(fn, "weights", where + "[" + std::to_string(i) + "] (" +
-                                                    core::format_number(p.data[i]) + ") must be finite");
-      }
-    }
+    if (!ops::all_finite(p.data)) ATTN_TRY(core::check_finite(fn, "weights", std::span<const float>(p.data), where));
   }
   // 3. nothing else
   if (params.size() != table.size()) {
@@ -117,7 +96,8 @@ core::Result<std::unique_ptr<GruSeq2Seq>> GruSeq2Seq::create(const GruSeq2SeqCon
       const std::string& name = entry.first;  // not a structured binding: clang 14 cannot capture one
       const bool known = std::any_of(table.begin(), table.end(), [&](const auto& e) { return e.first == name; });
       if (!known) {
-        return core::invalid_error(fn, "weights", "weights: tensor \"" + name + "\" is not a parameter of this model");
+        return core::invalid_error(fn, "weights",
+                                   "weights: tensor " + core::quote_name(name) + " is not a parameter of this model");
       }
     }
   }

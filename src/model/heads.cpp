@@ -82,14 +82,6 @@ double log_prob(const std::vector<double>& logits, std::int32_t id) {
   return logits[static_cast<std::size_t>(id)] - mx - std::log(sum);
 }
 
-std::int32_t argmax(const std::vector<double>& logits) {
-  std::int32_t best = 0;
-  for (std::size_t i = 1; i < logits.size(); ++i) {
-    if (logits[i] > logits[static_cast<std::size_t>(best)]) best = static_cast<std::int32_t>(i);
-  }
-  return best;
-}
-
 std::vector<MaskPrediction> mask_predictions(const EmbedArgs& a, const SideTrace& side, int k) {
   std::vector<MaskPrediction> out;
   const std::int32_t mask_id = a.encoder->specials().mask;

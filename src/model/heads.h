@@ -3,6 +3,7 @@
 // Layer: model. Logits and the softmax are computed in double; top-k ties go to the smaller id.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -25,7 +26,13 @@ std::vector<MaskPrediction> mask_predictions(const EmbedArgs& a, const SideTrace
 // ln softmax(logits)[id], max-subtracted (finite for any finite logits).
 double log_prob(const std::vector<double>& logits, std::int32_t id);
 
-// The id with the largest logit (ties: the smaller id).
-std::int32_t argmax(const std::vector<double>& logits);
+// Greedy decoding's choice, for every model: the id with the largest logit; ties (std::max_element keeps the
+// first) go to the smaller id. logits must not be empty.
+template <class T>
+std::int32_t argmax(std::span<const T> logits) {
+  return static_cast<std::int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+}
+inline std::int32_t argmax(const std::vector<double>& logits) { return argmax(std::span<const double>(logits)); }
+inline std::int32_t argmax(const std::vector<float>& logits) { return argmax(std::span<const float>(logits)); }
 
 }  // namespace attnscope::model

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/check.h"
+#include "core/text.h"
 
 namespace attnscope::model {
 
@@ -98,12 +99,6 @@ std::string canonical_hf(const std::string& name, HfFamily family) {
   return n;
 }
 
-std::string shape_str(const std::vector<std::int64_t>& s) {
-  std::string t = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) t.append(i == 0 ? "" : ",").append(std::to_string(s[i]));
-  return t + "]";
-}
-
 }  // namespace
 
 core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin(std::string_view config_json,
@@ -141,14 +136,12 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin(std:
     const std::string key = canonical_hf(t.name, l->cfg_.family);
     auto it = expected.find(key);
     if (it == expected.end()) continue;  // not used by the model: skipped whatever its dtype or shape
-    const std::string where = "weights: tensor \"" + t.name + "\"";
+    const std::string where = "weights: tensor " + core::quote_name(t.name);
     if (!found.emplace(key, t.name).second) {
-      return core::invalid_error(op, "weights", where + " is given twice (also as \"" + found[key] + "\")");
+      return core::invalid_error(op, "weights",
+                                 where + " is given twice (also as " + core::quote_name(found[key]) + ")");
     }
-    if (t.shape != it->second.shape) {
-      return core::range_error(op, "weights", where + " has shape " + shape_str(t.shape) + ", expected " +
-                                                  shape_str(it->second.shape));
-    }
+    ATTN_TRY(core::check_shape(op, "weights", where, t.shape, it->second.shape));
     if (!io::is_float_dtype(t.dtype)) {
       return core::invalid_error(op, "weights", where + " has dtype " + t.dtype + " (supported: F32, F16, BF16)");
     }
@@ -157,13 +150,14 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin(std:
   if (found.empty() && !l->index_.tensors.empty()) {
     return core::invalid_error(op, "weights",
                                "weights: the file holds none of the tensors a " + l->cfg_.description.architecture +
-                                   " model needs (it has e.g. \"" + l->index_.tensors.front().name +
-                                   "\"): is it another model's file?");
+                                   " model needs (it has e.g. " + core::quote_name(l->index_.tensors.front().name) +
+                                   "): is it another model's file?");
   }
   for (const auto& [key, e] : expected) {
     if (found.count(key) == 0) {
-      return core::invalid_error(op, "weights", "weights: tensor \"" + key + "\" " + shape_str(e.shape) +
-                                                    " is missing (is the file from another model?)");
+      return core::invalid_error(op, "weights",
+                                 "weights: tensor " + core::quote_name(key) + " " + core::shape_text(e.shape) +
+                                     " is missing (is the file from another model?)");
     }
   }
   // 3. the parameters, counted before anything is allocated

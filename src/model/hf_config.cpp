@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/check.h"
+#include "core/text.h"
+#include "io/json_fields.h"
 #include "io/json_reader.h"
 #include "model/hf_checkpoint.h"
 #include "model/limits.h"
@@ -18,53 +20,30 @@ namespace {
 
 using nlohmann::json;
 
-// Reads config fields with messages "<op>: config.<field> ...".
+// config.json's members, read by io::JsonFields (one message style for every JSON file):
+// "<op>: config.<field> must be an integer, got string", "<op>: config.<field> (0) must be from 1 to 16384".
 class Fields {
  public:
-  Fields(const json& j, const char* op) : j_(j), op_(op) {}
+  Fields(const json& j, const char* op) : j_(j), rd_(op, "config", "config.") {}
 
   bool has(const char* name) const { return j_.contains(name) && !j_[name].is_null(); }
 
   core::Result<int> integer(const char* name, long long lo, long long hi, std::optional<int> fallback = {}) const {
-    if (!has(name)) {
-      if (fallback) return *fallback;
-      return core::invalid_error(op_, "config", std::string("config.") + name + " is required");
-    }
-    const json& v = j_[name];
-    if (!v.is_number_integer()) return bad(name, "must be an integer, got " + dump(v));
-    const long long x = v.get<long long>();
-    if (x < lo || x > hi) {
-      return core::range_error(op_, "config", std::string("config.") + name + " (" + std::to_string(x) +
-                                                  ") must be from " + std::to_string(lo) + " to " + std::to_string(hi));
-    }
-    return static_cast<int>(x);
+    auto r = rd_.integer(j_, name, name, lo, hi, fallback);
+    if (!r.ok()) return r.status();
+    return static_cast<int>(r.value());
   }
-
   core::Result<double> positive(const char* name, double fallback) const {
-    if (!has(name)) return fallback;
-    const json& v = j_[name];
-    if (!v.is_number() || !(v.get<double>() > 0.0) || !std::isfinite(v.get<double>())) {
-      return bad(name, "must be a positive number, got " + dump(v));
-    }
-    return v.get<double>();
+    return rd_.number(j_, name, name, /*positive=*/true, fallback);
   }
-
-  core::Result<bool> boolean(const char* name, bool fallback) const {
-    if (!has(name)) return fallback;
-    if (!j_[name].is_boolean()) return bad(name, "must be true or false, got " + dump(j_[name]));
-    return j_[name].get<bool>();
-  }
-
+  core::Result<bool> boolean(const char* name, bool fallback) const { return rd_.boolean(j_, name, name, fallback); }
   core::Result<std::string> text(const char* name, const char* fallback) const {
-    if (!has(name)) return std::string(fallback);
-    if (!j_[name].is_string()) return bad(name, "must be a string, got " + dump(j_[name]));
-    return j_[name].get<std::string>();
+    return rd_.string(j_, name, name, std::string(fallback));
   }
 
   // A field whose value attnscope does not implement.
   core::Status unsupported(const char* name, const std::string& value, const std::string& supported) const {
-    return core::invalid_error(op_, "config", std::string("config.") + name + " " + value +
-                                                  " is not supported (" + supported + ")");
+    return rd_.unsupported(name, value, supported.c_str());
   }
 
   core::Result<Activation> activation(const char* name, const char* fallback) const {
@@ -74,17 +53,22 @@ class Fields {
     if (a == "gelu_new" || a == "gelu_pytorch_tanh" || a == "gelu_fast") return Activation::kGeluTanh;
     if (a == "gelu") return Activation::kGelu;
     if (a == "relu") return Activation::kRelu;
-    return unsupported(name, "'" + a + "'", "gelu_new, gelu, gelu_pytorch_tanh, relu");
+    return unsupported(name, core::quote(a, '\'', 0), "gelu_new, gelu, gelu_pytorch_tanh, relu");
   }
 
  private:
-  static std::string dump(const json& v) { return v.dump(-1, ' ', false, json::error_handler_t::replace); }
-  core::Status bad(const char* name, const std::string& text) const {
-    return core::invalid_error(op_, "config", std::string("config.") + name + " " + text);
-  }
   const json& j_;
-  const char* op_;
+  io::JsonFields rd_;
 };
+
+// GPT-2 and BERT alike: a token table and learned positions, all loaded from the checkpoint (no seeded rows).
+void checkpoint_embedding(ModelDescription& m, int vocab, int positions) {
+  m.embedding.rows = TokenRows::kTable;
+  m.embedding.seeded_fallback = false;
+  m.embedding.vocab_size = vocab;
+  m.embedding.positional = PositionalKind::kLearned;
+  m.embedding.max_positions = positions;
+}
 
 #define HF_TRY_SET(var, expr)          \
   do {                                 \
@@ -120,11 +104,7 @@ core::Result<HfConfig> gpt2(const Fields& f, const char* op) {
   HF_TRY_SET(flag, f.boolean("add_cross_attention", false));
   if (flag) return f.unsupported("add_cross_attention", "true", "false");
   ATTN_TRY(ops_divisible(op, m.d_model, m.num_heads));
-  m.embedding.rows = TokenRows::kTable;
-  m.embedding.seeded_fallback = false;
-  m.embedding.vocab_size = vocab;
-  m.embedding.positional = PositionalKind::kLearned;
-  m.embedding.max_positions = positions;
+  checkpoint_embedding(m, vocab, positions);
   m.main.name = "decoder";
   for (int i = 0; i < layers; ++i) {
     m.main.blocks.push_back(attention_block("decoder.layers." + std::to_string(i) + ".", true, false, true, act, eps));
@@ -155,16 +135,12 @@ core::Result<HfConfig> bert(const Fields& f, const char* op) {
   HF_TRY_SET(act, f.activation("hidden_act", "gelu"));
   std::string pos;
   HF_TRY_SET(pos, f.text("position_embedding_type", "absolute"));
-  if (pos != "absolute") return f.unsupported("position_embedding_type", "'" + pos + "'", "absolute");
+  if (pos != "absolute") return f.unsupported("position_embedding_type", core::quote(pos, '\'', 0), "absolute");
   bool flag = false;
   HF_TRY_SET(flag, f.boolean("is_decoder", false));
   if (flag) return f.unsupported("is_decoder", "true", "false");
   ATTN_TRY(ops_divisible(op, m.d_model, m.num_heads));
-  m.embedding.rows = TokenRows::kTable;
-  m.embedding.seeded_fallback = false;
-  m.embedding.vocab_size = vocab;
-  m.embedding.positional = PositionalKind::kLearned;
-  m.embedding.max_positions = positions;
+  checkpoint_embedding(m, vocab, positions);
   m.embedding.token_types = types;
   m.embedding.norm = true;
   m.embedding.norm_eps = eps;
@@ -178,6 +154,8 @@ core::Result<HfConfig> bert(const Fields& f, const char* op) {
   m.wrap_cls_sep = true;
   return c;
 }
+
+#undef HF_TRY_SET  // file-local: the unity build (CMAKE_UNITY_BUILD) appends other files after this one
 
 }  // namespace
 
@@ -201,7 +179,8 @@ core::Result<HfConfig> describe_hf(std::string_view config_json, const char* op)
   if (type.value() == "gpt2") return gpt2(f, op);
   if (type.value() == "bert") return bert(f, op);
   if (type.value().empty()) return core::invalid_error(op, "config", "config.model_type is required ('gpt2' or 'bert')");
-  return core::invalid_error(op, "config", "config.model_type '" + type.value() + "' is not supported (gpt2, bert)");
+  return core::invalid_error(
+      op, "config", "config.model_type " + core::quote(type.value(), '\'', 0) + " is not supported (gpt2, bert)");
 }
 
 }  // namespace attnscope::model

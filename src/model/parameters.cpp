@@ -5,20 +5,13 @@
 #include <utility>
 
 #include "core/check.h"
+#include "core/text.h"
 #include "model/embedding.h"
 #include "model/limits.h"
 
 namespace attnscope::model {
 
-std::string shape_text(const std::vector<int>& s) {
-  std::string t = "[";
-  for (std::size_t i = 0; i < s.size(); ++i) t.append(i == 0 ? "" : ",").append(std::to_string(s[i]));
-  return t + "]";
-}
-
 namespace {
-
-std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 
 long long product(const std::vector<int>& shape) {
   long long p = 1;
@@ -123,21 +116,13 @@ void Parameters::seed(std::uint64_t seed_value) {
 
 core::Status Parameters::store(const std::string& name, const std::vector<int>& shape, std::vector<float> data,
                                const char* op, const char* arg) {
-  const std::string where = std::string(arg) + ": tensor " + quoted(name);
+  const std::string where = std::string(arg) + ": tensor " + core::quote_name(name);
   auto it = tensors_.find(name);
   if (it == tensors_.end()) {
     return core::invalid_error(op, arg, where + " is not a parameter of this model (see docs/model.md for the names)");
   }
-  if (it->second.shape != shape) {
-    return core::range_error(op, arg, where + " has shape " + shape_text(shape) + ", expected " +
-                                          shape_text(it->second.shape));
-  }
-  for (std::size_t i = 0; i < data.size(); ++i) {
-    if (!std::isfinite(data[i])) {
-      return core::range_error(op, arg,
-                               where + "[" + std::to_string(i) + "] (" + core::format_number(data[i]) + ") must be finite");
-    }
-  }
+  ATTN_TRY(core::check_shape(op, arg, where, shape, it->second.shape));
+  ATTN_TRY(core::check_finite(op, arg, std::span<const float>(data), where));
   it->second.data = std::move(data);
   return core::Status::Ok();
 }
@@ -146,8 +131,8 @@ core::Status Parameters::check_complete(const char* op, const char* arg,
                                         const std::function<std::string(const std::string&)>& display) const {
   for (const auto& [name, t] : tensors_) {
     if (t.init == Init::kRequired && t.data.empty()) {
-      return core::invalid_error(op, arg, std::string(arg) + ": tensor " + quoted(display(name)) + " " +
-                                              shape_text(t.shape) + " is missing");
+      return core::invalid_error(op, arg, std::string(arg) + ": tensor " + core::quote_name(display(name)) + " " +
+                                              core::shape_text(t.shape) + " is missing");
     }
   }
   return core::Status::Ok();
@@ -164,7 +149,8 @@ core::Status Parameters::check_finite(const char* op, const char* arg,
   for (const auto& [name, t] : tensors_) {
     for (std::size_t i = 0; i < t.data.size(); ++i) {
       if (!std::isfinite(t.data[i])) {
-        return core::range_error(op, arg, std::string(arg) + ": tensor " + quoted(display(name)) + " has a value (" +
+        return core::range_error(op, arg,
+                                 std::string(arg) + ": tensor " + core::quote_name(display(name)) + " has a value (" +
                                               core::format_number(t.data[i]) + ") that is not finite");
       }
     }

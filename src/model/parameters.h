@@ -65,6 +65,4 @@ class Parameters {
   std::map<std::string, Tensor> tensors_;  // node-stable: the spans handed out point into these vectors
 };
 
-std::string shape_text(const std::vector<int>& s);
-
 }  // namespace attnscope::model

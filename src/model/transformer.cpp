@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/check.h"
+#include "core/text.h"
 #include "io/safetensors.h"
 #include "model/heads.h"
 #include "model/limits.h"
@@ -14,8 +15,6 @@
 namespace attnscope::model {
 
 namespace {
-
-std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 
 // createModel's weights file over the seeded parameters: any subset of them.
 core::Status load_weights(Parameters& params, std::span<const std::uint8_t> bytes, bool bpe) {
@@ -29,13 +28,14 @@ core::Status load_weights(Parameters& params, std::span<const std::uint8_t> byte
     for (const auto dim : t.shape) shape.push_back(static_cast<int>(dim));
     if (t.name == "embedding.weight" && !bpe) {
       return core::invalid_error(kOpCreate, "weights",
-                                 "weights: tensor " + quoted(t.name) +
+                                 "weights: tensor " + core::quote_name(t.name) +
                                      " needs tokenizer 'bpe' (word/char ids depend on the text; use config.embeddings)");
     }
     if (t.name == "embedding.weight" && params.tensors().at(t.name).shape != shape) {
       return core::range_error(kOpCreate, "weights",
-                               "weights: tensor " + quoted(t.name) + " has shape " + shape_text(shape) + ", expected " +
-                                   shape_text(params.tensors().at(t.name).shape) + " (vocabulary size, dModel)");
+                               "weights: tensor " + core::quote_name(t.name) + " has shape " + core::shape_text(shape) +
+                                   ", expected " + core::shape_text(params.tensors().at(t.name).shape) +
+                                   " (vocabulary size, dModel)");
     }
     ATTN_TRY(params.store(t.name, shape, std::move(t.data), kOpCreate, "weights"));
   }
@@ -55,7 +55,7 @@ core::Result<std::unique_ptr<Transformer>> Transformer::create(ModelConfig c) {
   if (!described.ok()) return described.status();
   ModelDescription m = std::move(described).value();
   for (const auto& [token, row] : c.embeddings) {
-    const std::string arg = "embeddings[" + quoted(token) + "]";
+    const std::string arg = "embeddings[" + core::quote_name(token) + "]";
     ATTN_TRY(ops::check_array(kOpCreate, "", arg.c_str(), row, ops::Dims{"dModel", m.d_model}));
   }
   // 2. the tokenizer: a BPE vocabulary makes embedding.weight loadable
@@ -83,7 +83,7 @@ core::Result<std::unique_ptr<Transformer>> Transformer::create(ModelConfig c) {
     const std::int32_t id = enc.id_of(token);
     if (id < 0) {
       return core::range_error(kOpCreate, "embeddings",
-                               "embeddings: token " + quoted(token) +
+                               "embeddings: token " + core::quote_name(token) +
                                    " is not in the BPE vocabulary (use the vocab entry, e.g. \"Ġjourney\")");
     }
     user.by_id[id] = std::move(row);

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -71,7 +72,9 @@ class Transformer {
   // max_new_tokens. Models without a next-token head or end token cannot generate (an error saying so).
   core::Result<Generation> generate(std::string_view input, int max_new_tokens) const;
 
-  const ModelConfig& config() const { return cfg_; }  // createModel's config with its defaults (else defaults)
+  // createModel's config with its defaults; nullptr for a model assembled from a description (a checkpoint or a
+  // bundled model), whose facts are description().
+  const ModelConfig* config() const { return cfg_ ? &*cfg_ : nullptr; }
   const ModelDescription& description() const { return m_; }
   const ModelOptions& options() const { return opt_; }
   const TextEncoder& encoder() const { return enc_; }
@@ -86,7 +89,7 @@ class Transformer {
   core::Result<RunTrace> run_impl(std::string_view source, std::string_view target, bool two_sided,
                                   const RunOptions& o) const;
 
-  ModelConfig cfg_;
+  std::optional<ModelConfig> cfg_;
   ModelDescription m_;
   TextEncoder enc_;
   Parameters params_;

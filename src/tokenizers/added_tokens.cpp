@@ -3,7 +3,9 @@
 #include "tokenizers/added_tokens.h"
 
 #include <algorithm>
+#include <unordered_map>
 
+#include "core/text.h"
 #include "tokenizers/unicode.h"
 
 namespace attnscope::tokenizers {
@@ -16,6 +18,63 @@ bool is_word_char(char32_t cp) {
 }
 
 }  // namespace
+
+core::Status id_range_error(const char* fn, const std::string& arg, const std::string& what, long long value) {
+  return core::range_error(fn, arg, what + " (" + std::to_string(value) + ") must be an id in [0, 2147483647]");
+}
+
+core::Status unknown_id_error(std::size_t i, std::int32_t id) {
+  return core::range_error("decode", "ids",
+                           "ids[" + std::to_string(i) + "] (" + std::to_string(id) + ") is not in the vocabulary");
+}
+
+bool split_merge(std::string_view merge, std::string_view* left, std::string_view* right) {
+  const std::size_t sp = merge.find(' ');
+  if (sp == std::string_view::npos || sp == 0 || sp + 1 == merge.size() ||
+      merge.find(' ', sp + 1) != std::string_view::npos) {
+    return false;
+  }
+  *left = merge.substr(0, sp);
+  *right = merge.substr(sp + 1);
+  return true;
+}
+
+core::Result<std::vector<std::size_t>> check_added_tokens(const std::vector<AddedToken>& added,
+                                                          const AddedTokenVocab& v) {
+  auto fail = [&v](const std::string& text) { return core::invalid_error(v.fn, v.arg, text); };
+  std::unordered_map<std::int32_t, std::size_t> first_with_id;
+  std::vector<std::size_t> extra;
+  for (std::size_t i = 0; i < added.size(); ++i) {
+    const AddedToken& a = added[i];
+    const std::string where = v.added + "[" + std::to_string(i) + "]";
+    // 1. the entry itself
+    if (a.content.empty()) return fail(where + ".content must not be empty");
+    if (!is_valid_utf8(a.content)) return fail(where + ".content is not valid UTF-8");
+    if (a.id < 0) return id_range_error(v.fn, v.arg, where + ".id", a.id);
+    const std::string named = where + " (" + core::quote(a.content, '\'') + ")";
+    // 2. its id against the added tokens before it
+    const auto [earlier, fresh] = first_with_id.emplace(a.id, i);
+    if (!fresh) {
+      return fail(named + " has the id " + std::to_string(a.id) + " of " + v.added + "[" +
+                  std::to_string(earlier->second) + "]");
+    }
+    // 3./4. its content and id against the vocab
+    const std::int32_t vocab_id = v.id_of(a.content);
+    if (vocab_id >= 0 && vocab_id != a.id) {
+      return fail(named + " has id " + std::to_string(a.id) + " but the " + v.vocab + " gives it " +
+                  std::to_string(vocab_id));
+    }
+    if (vocab_id < 0) {
+      const std::optional<std::string> owner = v.token_of(a.id);
+      if (owner) {
+        return fail(named + " has id " + std::to_string(a.id) + ", which the " + v.vocab + " gives to " +
+                    core::quote(*owner, '\''));
+      }
+      extra.push_back(i);
+    }
+  }
+  return extra;
+}
 
 std::u32string added_token_cps(std::string_view content) {
   std::u32string out;

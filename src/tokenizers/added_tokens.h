@@ -1,15 +1,21 @@
-// Added tokens (tokenizer.json's "added_tokens", BERT's special tokens): the entry, and the matcher that finds them
-// in text before the model's own splitting, as Hugging Face's AddedVocabulary does. Shared by the WordPiece and the
-// tokenizer.json (BPE) tokenizers. Layer: tokenizers (depends on core/ only).
+// Added tokens (tokenizer.json's "added_tokens", BERT's special tokens): the entry, the matcher that finds them
+// in text before the model's own splitting, as Hugging Face's AddedVocabulary does, and the one validator of an
+// added token against its vocabulary; with the other vocabulary rules BPE, WordPiece and tokenizer.json share (id
+// range, unknown id, merge spelling). Layer: tokenizers (depends on core/ only).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "core/status.h"
 
 namespace attnscope::tokenizers {
 
@@ -50,5 +56,36 @@ class AddedTokenMatcher {
 
 // A token's content as code points (the matcher's pattern); empty when the content is not valid UTF-8.
 std::u32string added_token_cps(std::string_view content);
+
+// ---- rules every vocabulary shares, written once for BPE, WordPiece and tokenizer.json ---------------------------
+
+// "<fn>: <what> (<value>) must be an id in [0, 2147483647]" (RangeError, argument arg).
+core::Status id_range_error(const char* fn, const std::string& arg, const std::string& what, long long value);
+
+// decode(): "decode: ids[<i>] (<id>) is not in the vocabulary" (RangeError).
+core::Status unknown_id_error(std::size_t i, std::int32_t id);
+
+// One merge written "left right": true with the two tokens when there is exactly one space, not at either end.
+bool split_merge(std::string_view merge, std::string_view* left, std::string_view* right);
+
+// How the added-token rules see a vocabulary, and how messages name things.
+struct AddedTokenVocab {
+  std::function<std::int32_t(const std::string& content)> id_of;  // the vocab's id of a content, -1 if absent
+  std::function<std::optional<std::string>(std::int32_t id)> token_of;  // the vocab's token with this id
+  const char* fn = "";
+  const char* arg = "";
+  std::string added = "added_tokens";  // added[i] in messages
+  std::string vocab = "vocab";         // "... but the <vocab> gives it 0"
+};
+
+// The rules an added token obeys against its vocabulary (as Hugging Face's AddedVocabulary), in this order:
+//  1. content non-empty and valid UTF-8, id in [0, 2^31):  "<added>[0].content must not be empty"
+//  2. an id no earlier added token has:                    "<added>[1] ('<y>') has the id 1 of <added>[0]"
+//  3. a content the vocab has keeps the vocab's id:        "<added>[0] ('[UNK]') has id 1 but the <vocab> gives it 0"
+//  4. a content the vocab lacks takes an id it lacks:      "<added>[0] ('<x>') has id 0, which the <vocab> gives to
+//                                                           '[UNK]'"
+// Returns the indices of the tokens whose content the vocab lacks (the entries a tokenizer adds to its vocab).
+core::Result<std::vector<std::size_t>> check_added_tokens(const std::vector<AddedToken>& added,
+                                                          const AddedTokenVocab& vocab);
 
 }  // namespace attnscope::tokenizers

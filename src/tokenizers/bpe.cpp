@@ -7,6 +7,8 @@
 #include <climits>
 #include <cstdio>
 
+#include "core/text.h"
+#include "tokenizers/added_tokens.h"
 #include "tokenizers/json_reader.h"
 #include "tokenizers/unicode.h"
 
@@ -15,32 +17,6 @@ namespace {
 
 constexpr const char* kCreate = "createBpeTokenizer";
 constexpr std::size_t kMaxCacheEntries = 1 << 15;
-
-// Quotes user text for an error message: invalid UTF-8 repaired, quotes/backslashes/controls escaped, long
-// text cut at 40 code points with "...".
-std::string quote(std::string_view raw) {
-  const std::string text = replace_invalid_utf8(raw);
-  std::string out = "\"";
-  std::size_t count = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if ((c & 0xC0) != 0x80 && ++count > 40) {
-      out += "...";
-      break;
-    }
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20 || c == 0x7F) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02X", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
 
 // Inverse of gpt2_byte_to_unicode: byte for a stand-in code point, or -1.
 int unicode_to_byte(char32_t cp) {
@@ -139,7 +115,7 @@ core::Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::create(std::string_vie
                       std::string("vocab must be a JSON object mapping each token to its id, got ") + vocab.top_type);
   }
   if (vocab.bad_type[0] != '\0') {
-    const std::string where = "vocab[" + quote(vocab.bad_key) + "]";
+    const std::string where = "vocab[" + core::quote(vocab.bad_key) + "]";
     if (vocab.integer_too_large) return range_error(kCreate, "vocab", where + " must be an id in [0, 2147483647]");
     return type_error(kCreate, "vocab", where + " must be an integer id, got " + vocab.bad_type);
   }
@@ -163,13 +139,12 @@ core::Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::create(std::string_vie
       return invalid_error(kCreate, "merges", "merges line " + std::to_string(blank_line) +
                                                   " is empty (blank lines are only allowed at the end)");
     }
-    const std::size_t sp = line.find(' ');
-    if (sp == std::string_view::npos || sp == 0 || sp + 1 == line.size() ||
-        line.find(' ', sp + 1) != std::string_view::npos) {
+    std::string_view left, right;
+    if (!split_merge(line, &left, &right)) {
       return invalid_error(kCreate, "merges", "merges line " + std::to_string(line_no) +
-                                                  " must be two tokens separated by a space, got " + quote(line));
+                                                  " must be two tokens separated by a space, got " + core::quote(line));
     }
-    pairs.emplace_back(line.substr(0, sp), line.substr(sp + 1));
+    pairs.emplace_back(left, right);
     line_of.push_back(line_no);
   }
   Names names;
@@ -196,11 +171,8 @@ core::Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::create(
   // 1. Entries in document order: id range, non-empty, byte-level characters only.
   for (const auto& [key, value] : vocab) {
     const std::string& token = key;  // named: clang < 16 (em++ 3.1.6) cannot capture structured bindings
-    auto where = [&token, &names] { return names.vocab + "[" + quote(token) + "]"; };
-    if (value < 0 || value > INT32_MAX) {
-      return range_error(fn, names.vocab_arg,
-                         where() + " (" + std::to_string(value) + ") must be an id in [0, 2147483647]");
-    }
+    auto where = [&token, &names] { return names.vocab + "[" + core::quote(token) + "]"; };
+    if (value < 0 || value > INT32_MAX) return id_range_error(fn.c_str(), names.vocab_arg, where(), value);
     const auto id = static_cast<std::int32_t>(value);
     if (key.empty()) {
       return invalid_error(fn, names.vocab_arg, names.vocab + " has an empty token (id " + std::to_string(id) + ")");
@@ -238,9 +210,9 @@ core::Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::create(
     const Entry& a = tok->entries_[i - 1];
     const Entry& b = tok->entries_[i];
     if (a.id == b.id) {
-      return invalid_error(fn, names.vocab_arg, names.vocab + "[" + quote(tok->text_of(a)) + "] and " + names.vocab +
-                                                    "[" + quote(tok->text_of(b)) + "] have the same id " +
-                                                    std::to_string(a.id));
+      return invalid_error(fn, names.vocab_arg,
+                           names.vocab + "[" + core::quote(tok->text_of(a)) + "] and " + names.vocab + "[" +
+                               core::quote(tok->text_of(b)) + "] have the same id " + std::to_string(a.id));
     }
   }
 
@@ -252,7 +224,7 @@ core::Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::create(
     std::size_t s = slot_of(text_hash(text), text_mask);
     for (; tok->by_text_[s] >= 0; s = (s + 1) & text_mask) {
       if (tok->text_of(tok->entries_[static_cast<std::size_t>(tok->by_text_[s])]) == text) {
-        return invalid_error(fn, names.vocab_arg, names.vocab + " lists the token " + quote(text) + " twice");
+        return invalid_error(fn, names.vocab_arg, names.vocab + " lists the token " + core::quote(text) + " twice");
       }
     }
     tok->by_text_[s] = static_cast<std::int32_t>(i);
@@ -265,7 +237,7 @@ core::Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::create(
       char buf[8];
       std::snprintf(buf, sizeof buf, "0x%02X", b);
       return invalid_error(fn, names.vocab_arg,
-                           names.vocab + " has no entry for " + quote(s) + ", the token of byte " + buf);
+                           names.vocab + " has no entry for " + core::quote(s) + ", the token of byte " + buf);
     }
     tok->byte_index_[b] = index;
   }
@@ -278,19 +250,22 @@ core::Result<std::unique_ptr<BpeTokenizer>> BpeTokenizer::create(
     joined.assign(left).append(right);
     const std::int32_t l = tok->find_text(left), r = tok->find_text(right), m = tok->find_text(joined);
     if (l < 0) {
-      return invalid_error(fn, names.merges_arg, names.merge(i) + ": token " + quote(left) + " is not in the vocab");
+      return invalid_error(fn, names.merges_arg,
+                           names.merge(i) + ": token " + core::quote(left) + " is not in the vocab");
     }
     if (r < 0) {
-      return invalid_error(fn, names.merges_arg, names.merge(i) + ": token " + quote(right) + " is not in the vocab");
+      return invalid_error(fn, names.merges_arg,
+                           names.merge(i) + ": token " + core::quote(right) + " is not in the vocab");
     }
     if (m < 0) {
       return invalid_error(fn, names.merges_arg,
-                           names.merge(i) + ": merged token " + quote(joined) + " is not in the vocab");
+                           names.merge(i) + ": merged token " + core::quote(joined) + " is not in the vocab");
     }
     MergeSlot* slot = tok->merge_slot(pair_key(l, r));
     if (slot->rank >= 0) {
       return invalid_error(fn, names.merges_arg,
-                           names.merge(i) + " repeats the merge " + quote(std::string(left) + " " + std::string(right)) +
+                           names.merge(i) + " repeats the merge " +
+                               core::quote(std::string(left) + " " + std::string(right)) +
                                " of " + names.merge_ref(static_cast<std::size_t>(slot->rank)));
     }
     *slot = MergeSlot{pair_key(l, r), static_cast<std::int32_t>(i), m};
@@ -403,10 +378,7 @@ core::Result<std::string> BpeTokenizer::decode(std::span<const std::int32_t> ids
   std::string bytes;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const Entry* e = find_id(ids[i]);
-    if (e == nullptr) {
-      return core::range_error("decode", "ids", "ids[" + std::to_string(i) + "] (" + std::to_string(ids[i]) +
-                                                    ") is not in the vocabulary");
-    }
+    if (e == nullptr) return unknown_id_error(i, ids[i]);
     bytes += bytes_of(*e);
   }
   return replace_invalid_utf8(bytes);

@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <climits>
+#include <functional>
+#include <optional>
 
+#include "core/check.h"
 #include "tokenizers/hf_tokenizer_json.h"
 #include "tokenizers/json_reader.h"
 #include "tokenizers/unicode.h"
@@ -13,8 +16,11 @@
 namespace attnscope::tokenizers {
 namespace {
 
+using hf_json::MergeItem;
+using hf_json::ParsedFile;
+using hf_json::Reader;
+using hf_json::quote_value;
 using json = nlohmann::json;
-using namespace hf_json;
 
 // GPT-2's byte-level form of raw text (each byte as its stand-in code point): how the BPE vocab spells it.
 std::string byte_level(std::string_view raw) {
@@ -29,18 +35,24 @@ std::vector<std::u32string> contents_as_cps(const std::vector<AddedToken>& added
   return out;
 }
 
-}  // namespace
+// What tokenizer.json says before its model type decides the rest: the model object, the added tokens and the
+// types of the optional components ("" for null or absent).
+struct TokenizerJson {
+  ParsedFile file;
+  std::string type;  // model.type: "BPE" or "WordPiece"
+  std::vector<AddedToken> added;
+  std::string normalizer, pre_tokenizer, decoder;
+  const json& model() const { return *file.root.find("model"); }  // read_common checked it is an object
+};
 
-// ---- factories ----------------------------------------------------------------------------------------------
-
-core::Result<std::unique_ptr<HfTokenizer>> HfTokenizer::from_json(std::string_view tokenizer_json, const char* fn,
-                                                                  const char* arg) {
-  const Reader rd(fn, arg);
-  ParsedFile f = parse_file(tokenizer_json);
-  if (!f.parsed) return rd.invalid(std::string(arg) + " is not valid JSON (" + f.reason + ")");
+core::Result<TokenizerJson> read_common(const Reader& rd, std::string_view text) {
+  TokenizerJson t;
+  t.file = hf_json::parse_file(text);
+  ParsedFile& f = t.file;
+  if (!f.parsed) return rd.invalid(std::string(rd.arg()) + " is not valid JSON (" + f.reason + ")");
   if (!f.root.is_object()) {
-    return core::type_error(fn, arg, std::string(arg) + " must be a JSON object (tokenizer.json), got " +
-                                         type_name(f.root.type()));
+    return core::type_error(rd.fn(), rd.arg(), std::string(rd.arg()) + " must be a JSON object (tokenizer.json), got " +
+                                                   io::json_type_name(f.root.type()));
   }
   const auto model_it = f.root.find("model");
   if (model_it == f.root.end()) return rd.invalid(rd.at("model") + " is missing");
@@ -51,122 +63,131 @@ core::Result<std::unique_ptr<HfTokenizer>> HfTokenizer::from_json(std::string_vi
   if (type_it == model.end() || !type_it->is_string()) {
     return rd.type("model.type", "a string", type_it == model.end() ? json() : *type_it);
   }
-  const std::string type = type_it->get<std::string>();
-  if (type != "BPE" && type != "WordPiece") {
-    return rd.unsupported("model.type", quote_value(type), "BPE, WordPiece");
+  t.type = type_it->get<std::string>();
+  if (t.type != "BPE" && t.type != "WordPiece") {
+    return rd.unsupported("model.type", quote_value(t.type), "BPE, WordPiece");
   }
-  auto added = read_added_tokens(rd, f.root);
+  auto added = hf_json::read_added_tokens(rd, f.root);
   if (!added.ok()) return added.status();
-  auto normalizer = component_type(rd, f.root, "normalizer");
-  if (!normalizer.ok()) return normalizer.status();
-  auto pre = component_type(rd, f.root, "pre_tokenizer");
-  if (!pre.ok()) return pre.status();
-  auto decoder = component_type(rd, f.root, "decoder");
-  if (!decoder.ok()) return decoder.status();
-  core::Status vs = check_vocab(rd, f, model);
-  if (!vs.ok()) return vs;
-  std::unique_ptr<HfTokenizer> tok(new HfTokenizer());
-
-  if (type == "WordPiece") {
-    tok->kind_ = Kind::kWordPiece;
-    if (f.merges_seen) return rd.invalid(rd.at("model.merges") + " is not used by a WordPiece model");
-    if (!normalizer.value().empty() && normalizer.value() != "BertNormalizer") {
-      return rd.unsupported("normalizer.type", quote_value(normalizer.value()), "BertNormalizer or null");
-    }
-    if (pre.value() != "BertPreTokenizer") {
-      return rd.unsupported("pre_tokenizer", pre.value().empty() ? "null" : "type " + quote_value(pre.value()),
-                            "BertPreTokenizer");
-    }
-    if (!decoder.value().empty() && decoder.value() != "WordPiece") {
-      return rd.unsupported("decoder.type", quote_value(decoder.value()), "WordPiece or null");
-    }
-    WordPieceOptions o;
-    if (normalizer.value().empty()) {
-      o.clean_text = o.handle_chinese_chars = o.lowercase = false;
-      o.strip_accents = false;
-    } else {
-      const json& n = f.root["normalizer"];
-      for (auto [name, value] : {std::pair<const char*, bool*>{"clean_text", &o.clean_text},
-                                 {"handle_chinese_chars", &o.handle_chinese_chars}, {"lowercase", &o.lowercase}}) {
-        auto v = rd.boolean(n, name, std::string("normalizer.") + name, true);
-        if (!v.ok()) return v.status();
-        *value = v.value();
-      }
-      const auto strip = n.find("strip_accents");
-      if (strip != n.end() && !strip->is_null()) {
-        if (!strip->is_boolean()) return rd.type("normalizer.strip_accents", "a boolean or null", *strip);
-        o.strip_accents = strip->get<bool>();
-      }
-    }
-    auto unk = rd.string(model, "unk_token", "model.unk_token", "[UNK]");
-    if (!unk.ok()) return unk.status();
-    o.unk_token = unk.value();
-    auto prefix = rd.string(model, "continuing_subword_prefix", "model.continuing_subword_prefix", "##");
-    if (!prefix.ok()) return prefix.status();
-    o.continuing_subword_prefix = prefix.value();
-    const auto max_chars = model.find("max_input_chars_per_word");
-    if (max_chars != model.end() && !max_chars->is_null()) {
-      if (!max_chars->is_number_integer()) return rd.type("model.max_input_chars_per_word", "an integer", *max_chars);
-      if (max_chars->is_number_unsigned() ? max_chars->get<std::uint64_t>() == 0 : max_chars->get<std::int64_t>() < 1) {
-        return core::range_error(fn, arg, rd.at("model.max_input_chars_per_word") + " (" + max_chars->dump() +
-                                              ") must be at least 1");
-      }
-      o.max_input_chars_per_word = static_cast<std::size_t>(std::min<std::uint64_t>(max_chars->get<std::uint64_t>(), SIZE_MAX));
-    }
-    if (decoder.value() == "WordPiece") {
-      auto cleanup = rd.boolean(f.root["decoder"], "cleanup", "decoder.cleanup", true);
-      if (!cleanup.ok()) return cleanup.status();
-      o.cleanup = cleanup.value();
-    }
-    std::vector<std::pair<std::string, std::int32_t>> vocab;
-    vocab.reserve(f.vocab.size());
-    std::vector<std::string> seen;
-    for (auto& [token, id] : f.vocab) {
-      if (id < 0 || id > INT32_MAX) {
-        return core::range_error(fn, arg, rd.at("model.vocab") + "[" + quote_value(token) + "] (" +
-                                              std::to_string(id) + ") must be an id in [0, 2147483647]");
-      }
-      vocab.emplace_back(std::move(token), static_cast<std::int32_t>(id));
-    }
-    {  // a JSON object lists each token once
-      std::vector<const std::string*> sorted;
-      for (const auto& e : vocab) sorted.push_back(&e.first);
-      std::sort(sorted.begin(), sorted.end(), [](const std::string* a, const std::string* b) { return *a < *b; });
-      for (std::size_t i = 1; i < sorted.size(); ++i) {
-        if (*sorted[i] == *sorted[i - 1]) {
-          return rd.invalid(rd.at("model.vocab") + " lists the token " + quote_value(*sorted[i]) + " twice");
-        }
-      }
-    }
-    WordPieceTokenizer::Names names;
-    names.fn = fn;
-    names.arg = arg;
-    names.vocab = rd.at("model.vocab");
-    names.added = rd.at("added_tokens");
-    names.options = rd.at("model.");
-    auto wp = WordPieceTokenizer::create(std::move(vocab), std::move(added).value(), o, names);
-    if (!wp.ok()) return wp.status();
-    tok->wordpiece_ = std::move(wp).value();
-    tok->find_special_ids();
-    return tok;
+  t.added = std::move(added).value();
+  for (auto [name, out] : {std::pair<const char*, std::string*>{"normalizer", &t.normalizer},
+                           {"pre_tokenizer", &t.pre_tokenizer}, {"decoder", &t.decoder}}) {
+    auto component = hf_json::component_type(rd, f.root, name);
+    if (!component.ok()) return component.status();
+    *out = std::move(component).value();
   }
+  ATTN_TRY(hf_json::check_vocab(rd, f, model));
+  return core::Result<TokenizerJson>(std::move(t));  // moved: the vocab and merges are large
+}
 
-  // BPE: GPT-2's byte-level model and nothing else.
-  tok->kind_ = Kind::kBpe;
-  if (!normalizer.value().empty()) return rd.unsupported("normalizer.type", quote_value(normalizer.value()), "null for BPE");
-  if (pre.value() != "ByteLevel") {
-    return rd.unsupported("pre_tokenizer", pre.value().empty() ? "null" : "type " + quote_value(pre.value()),
-                          "ByteLevel");
+// pre_tokenizer must be `want`: "tokenizer.pre_tokenizer type 'Whitespace' is not supported (BertPreTokenizer)".
+core::Status expect_pre_tokenizer(const Reader& rd, const TokenizerJson& t, const char* want) {
+  if (t.pre_tokenizer == want) return core::Status::Ok();
+  return rd.unsupported("pre_tokenizer", t.pre_tokenizer.empty() ? "null" : "type " + quote_value(t.pre_tokenizer),
+                        want);
+}
+
+// ---- WordPiece: BertNormalizer (or none), BertPreTokenizer, WordPiece decoder (or none) ----------------------
+
+core::Result<WordPieceOptions> wordpiece_options(const Reader& rd, const TokenizerJson& t) {
+  const json& root = t.file.root;
+  const json& model = t.model();
+  if (!t.normalizer.empty() && t.normalizer != "BertNormalizer") {
+    return rd.unsupported("normalizer.type", quote_value(t.normalizer), "BertNormalizer or null");
   }
-  const json& pt = f.root["pre_tokenizer"];
+  ATTN_TRY(expect_pre_tokenizer(rd, t, "BertPreTokenizer"));
+  if (!t.decoder.empty() && t.decoder != "WordPiece") {
+    return rd.unsupported("decoder.type", quote_value(t.decoder), "WordPiece or null");
+  }
+  WordPieceOptions o;
+  if (t.normalizer.empty()) {
+    o.clean_text = o.handle_chinese_chars = o.lowercase = false;
+    o.strip_accents = false;
+  } else {
+    const json& n = root["normalizer"];
+    for (auto [name, value] : {std::pair<const char*, bool*>{"clean_text", &o.clean_text},
+                               {"handle_chinese_chars", &o.handle_chinese_chars}, {"lowercase", &o.lowercase}}) {
+      auto v = rd.boolean(n, name, std::string("normalizer.") + name, true);
+      if (!v.ok()) return v.status();
+      *value = v.value();
+    }
+    const auto strip = n.find("strip_accents");
+    if (strip != n.end() && !strip->is_null()) {
+      if (!strip->is_boolean()) return rd.type("normalizer.strip_accents", "a boolean or null", *strip);
+      o.strip_accents = strip->get<bool>();
+    }
+  }
+  auto unk = rd.string(model, "unk_token", "model.unk_token", "[UNK]");
+  if (!unk.ok()) return unk.status();
+  o.unk_token = unk.value();
+  auto prefix = rd.string(model, "continuing_subword_prefix", "model.continuing_subword_prefix", "##");
+  if (!prefix.ok()) return prefix.status();
+  o.continuing_subword_prefix = prefix.value();
+  const auto max_chars = model.find("max_input_chars_per_word");
+  if (max_chars != model.end() && !max_chars->is_null()) {
+    if (!max_chars->is_number_integer()) return rd.type("model.max_input_chars_per_word", "an integer", *max_chars);
+    if (max_chars->is_number_unsigned() ? max_chars->get<std::uint64_t>() == 0 : max_chars->get<std::int64_t>() < 1) {
+      return core::range_error(rd.fn(), rd.arg(), rd.at("model.max_input_chars_per_word") + " (" + max_chars->dump() +
+                                                      ") must be at least 1");
+    }
+    o.max_input_chars_per_word =
+        static_cast<std::size_t>(std::min<std::uint64_t>(max_chars->get<std::uint64_t>(), SIZE_MAX));
+  }
+  if (t.decoder == "WordPiece") {
+    auto cleanup = rd.boolean(root["decoder"], "cleanup", "decoder.cleanup", true);
+    if (!cleanup.ok()) return cleanup.status();
+    o.cleanup = cleanup.value();
+  }
+  return o;
+}
+
+core::Result<std::unique_ptr<WordPieceTokenizer>> read_wordpiece_model(const Reader& rd, TokenizerJson& t) {
+  ParsedFile& f = t.file;
+  if (f.merges_seen) return rd.invalid(rd.at("model.merges") + " is not used by a WordPiece model");
+  auto options = wordpiece_options(rd, t);
+  if (!options.ok()) return options.status();
+  std::vector<std::pair<std::string, std::int32_t>> vocab;
+  vocab.reserve(f.vocab.size());
+  for (auto& [token, id] : f.vocab) {
+    if (id < 0 || id > INT32_MAX) {
+      return id_range_error(rd.fn(), rd.arg(), rd.at("model.vocab") + "[" + quote_value(token) + "]", id);
+    }
+    vocab.emplace_back(std::move(token), static_cast<std::int32_t>(id));
+  }
+  {  // a JSON object lists each token once
+    std::vector<const std::string*> sorted;
+    for (const auto& e : vocab) sorted.push_back(&e.first);
+    std::sort(sorted.begin(), sorted.end(), [](const std::string* a, const std::string* b) { return *a < *b; });
+    for (std::size_t i = 1; i < sorted.size(); ++i) {
+      if (*sorted[i] == *sorted[i - 1]) {
+        return rd.invalid(rd.at("model.vocab") + " lists the token " + quote_value(*sorted[i]) + " twice");
+      }
+    }
+  }
+  WordPieceTokenizer::Names names;
+  names.fn = rd.fn();
+  names.arg = rd.arg();
+  names.vocab = rd.at("model.vocab");
+  names.added = rd.at("added_tokens");
+  names.options = rd.at("model.");
+  return WordPieceTokenizer::create(std::move(vocab), std::move(t.added), options.value(), names);
+}
+
+// ---- BPE: GPT-2's byte-level model and nothing else ----------------------------------------------------------
+
+core::Status check_bpe_options(const Reader& rd, const TokenizerJson& t) {
+  const json& model = t.model();
+  if (!t.normalizer.empty()) return rd.unsupported("normalizer.type", quote_value(t.normalizer), "null for BPE");
+  ATTN_TRY(expect_pre_tokenizer(rd, t, "ByteLevel"));
+  const json& pt = t.file.root["pre_tokenizer"];
   auto prefix_space = rd.boolean(pt, "add_prefix_space", "pre_tokenizer.add_prefix_space", false);
   if (!prefix_space.ok()) return prefix_space.status();
   if (prefix_space.value()) return rd.unsupported("pre_tokenizer.add_prefix_space", "true", "false");
   auto use_regex = rd.boolean(pt, "use_regex", "pre_tokenizer.use_regex", true);
   if (!use_regex.ok()) return use_regex.status();
   if (!use_regex.value()) return rd.unsupported("pre_tokenizer.use_regex", "false", "true");
-  if (!decoder.value().empty() && decoder.value() != "ByteLevel") {
-    return rd.unsupported("decoder.type", quote_value(decoder.value()), "ByteLevel or null");
+  if (!t.decoder.empty() && t.decoder != "ByteLevel") {
+    return rd.unsupported("decoder.type", quote_value(t.decoder), "ByteLevel or null");
   }
   for (const char* name : {"dropout", "continuing_subword_prefix", "end_of_word_suffix"}) {
     const auto it = model.find(name);
@@ -179,15 +200,20 @@ core::Result<std::unique_ptr<HfTokenizer>> HfTokenizer::from_json(std::string_vi
     if (!v.ok()) return v.status();
     if (v.value()) return rd.unsupported(std::string("model.") + name, "true", "false");
   }
+  return core::Status::Ok();
+}
+
+// model.merges as (left, right) views into the parsed file: "a b" strings or ["a", "b"] pairs.
+core::Result<std::vector<std::pair<std::string_view, std::string_view>>> bpe_merges(
+    const Reader& rd, const TokenizerJson& t, const std::function<std::string(std::size_t)>& merge_name) {
+  const ParsedFile& f = t.file;
   if (!f.merges_seen) {
-    const auto it = model.find("merges");
-    if (it == model.end()) return rd.invalid(rd.at("model.merges") + " is missing");
+    const auto it = t.model().find("merges");
+    if (it == t.model().end()) return rd.invalid(rd.at("model.merges") + " is missing");
     return rd.type("model.merges", "an array of merges", *it);
   }
-  const std::string merges_at = rd.at("model.merges");
-  auto merge_name = [&merges_at](std::size_t i) { return merges_at + "[" + std::to_string(i) + "]"; };
   if (f.merge_bad != SIZE_MAX) {
-    return core::type_error(fn, arg, merge_name(f.merge_bad) + " " + f.merge_bad_what);
+    return core::type_error(rd.fn(), rd.arg(), merge_name(f.merge_bad) + " " + f.merge_bad_what);
   }
   std::vector<std::pair<std::string_view, std::string_view>> merges;
   merges.reserve(f.merges.size());
@@ -200,44 +226,71 @@ core::Result<std::unique_ptr<HfTokenizer>> HfTokenizer::from_json(std::string_vi
       merges.emplace_back(m.a, m.b);
       continue;
     }
-    const std::size_t sp = m.a.find(' ');
-    if (sp == std::string::npos || sp == 0 || sp + 1 == m.a.size() || m.a.find(' ', sp + 1) != std::string::npos) {
+    std::string_view left, right;
+    if (!split_merge(m.a, &left, &right)) {
       return rd.invalid(merge_name(i) + " must be two tokens separated by a space, got " + quote_value(m.a));
     }
-    merges.emplace_back(std::string_view(m.a).substr(0, sp), std::string_view(m.a).substr(sp + 1));
+    merges.emplace_back(left, right);
   }
+  return merges;
+}
+
+core::Result<std::unique_ptr<BpeTokenizer>> read_bpe_model(const Reader& rd, const TokenizerJson& t) {
+  ATTN_TRY(check_bpe_options(rd, t));
+  const std::string merges_at = rd.at("model.merges");
+  auto merge_name = [&merges_at](std::size_t i) { return merges_at + "[" + std::to_string(i) + "]"; };
+  auto merges = bpe_merges(rd, t, merge_name);
+  if (!merges.ok()) return merges.status();
   BpeTokenizer::Names names;
-  names.fn = fn;
-  names.vocab_arg = names.merges_arg = arg;
+  names.fn = rd.fn();
+  names.vocab_arg = names.merges_arg = rd.arg();
   names.vocab = rd.at("model.vocab");
   names.merge = merge_name;
   names.merge_ref = merge_name;
-  auto bpe = BpeTokenizer::create(f.vocab, merges, names);
+  auto bpe = BpeTokenizer::create(t.file.vocab, merges.value(), names);
   if (!bpe.ok()) return bpe.status();
-  tok->bpe_ = std::move(bpe).value();
-
   // Added tokens: a content the vocab spells (byte-level) must have the vocab's id; other ids must be free.
-  tok->added_ = std::move(added).value();
-  for (std::size_t i = 0; i < tok->added_.size(); ++i) {
-    const AddedToken& a = tok->added_[i];
-    const std::string path = rd.at("added_tokens[" + std::to_string(i) + "]");
-    const std::int32_t vocab_id = tok->bpe_->id_of(byte_level(a.content));
-    if (vocab_id >= 0 && vocab_id != a.id) {
-      return rd.invalid(path + " (" + quote_value(a.content) + ") has id " + std::to_string(a.id) +
-                        " but the vocab gives it " + std::to_string(vocab_id));
-    }
-    if (vocab_id < 0 && !tok->bpe_->token_text(a.id).empty()) {
-      return rd.invalid(path + " (" + quote_value(a.content) + ") has id " + std::to_string(a.id) +
-                        ", which the vocab gives to " + quote_value(tok->bpe_->token_text(a.id)));
-    }
-    for (std::size_t j = 0; j < i; ++j) {
-      if (tok->added_[j].id == a.id) {
-        return rd.invalid(path + " (" + quote_value(a.content) + ") has the id " + std::to_string(a.id) + " of " +
-                          rd.at("added_tokens[" + std::to_string(j) + "]"));
-      }
-    }
+  const BpeTokenizer& vocab = *bpe.value();
+  AddedTokenVocab rules;
+  rules.id_of = [&vocab](const std::string& content) { return vocab.id_of(byte_level(content)); };
+  rules.token_of = [&vocab](std::int32_t id) -> std::optional<std::string> {
+    std::string token = vocab.token_text(id);  // BPE tokens are never empty
+    if (token.empty()) return std::nullopt;
+    return token;
+  };
+  rules.fn = rd.fn();
+  rules.arg = rd.arg();
+  rules.added = rd.at("added_tokens");
+  rules.vocab = "vocab";
+  auto checked = check_added_tokens(t.added, rules);
+  if (!checked.ok()) return checked.status();
+  return bpe;
+}
+
+}  // namespace
+
+// ---- factories ----------------------------------------------------------------------------------------------
+
+core::Result<std::unique_ptr<HfTokenizer>> HfTokenizer::from_json(std::string_view tokenizer_json, const char* fn,
+                                                                  const char* arg) {
+  const Reader rd = hf_json::reader_for(fn, arg);
+  auto read = read_common(rd, tokenizer_json);
+  if (!read.ok()) return read.status();
+  TokenizerJson& t = read.value();
+  std::unique_ptr<HfTokenizer> tok(new HfTokenizer());
+  if (t.type == "WordPiece") {
+    auto wp = read_wordpiece_model(rd, t);
+    if (!wp.ok()) return wp.status();
+    tok->kind_ = Kind::kWordPiece;
+    tok->wordpiece_ = std::move(wp).value();
+  } else {
+    auto bpe = read_bpe_model(rd, t);
+    if (!bpe.ok()) return bpe.status();
+    tok->kind_ = Kind::kBpe;
+    tok->bpe_ = std::move(bpe).value();
+    tok->added_ = std::move(t.added);
+    tok->matcher_ = AddedTokenMatcher(tok->added_, contents_as_cps(tok->added_));
   }
-  tok->matcher_ = AddedTokenMatcher(tok->added_, contents_as_cps(tok->added_));
   tok->find_special_ids();
   return tok;
 }
@@ -340,10 +393,7 @@ core::Result<std::string> HfTokenizer::decode(std::span<const std::int32_t> ids)
       for (const AddedToken& a : added_) {
         if (a.id == ids[i]) extra = &a;
       }
-      if (extra == nullptr) {
-        return core::range_error("decode", "ids", "ids[" + std::to_string(i) + "] (" + std::to_string(ids[i]) +
-                                                      ") is not in the vocabulary");
-      }
+      if (extra == nullptr) return unknown_id_error(i, ids[i]);
     }
     if (i < ids.size() && extra == nullptr) {
       run.push_back(ids[i]);

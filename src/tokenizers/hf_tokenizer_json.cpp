@@ -94,16 +94,17 @@ class FileReader {
   void mistyped(json::value_t t) {
     if (mode_ == Mode::kVocab && depth_ == 1 && out_->vocab_bad_type[0] == '\0') {
       out_->vocab_bad_key = key_;
-      out_->vocab_bad_type = type_name(t);
+      out_->vocab_bad_type = io::json_type_name(t);
     }
     if (mode_ == Mode::kMerges && out_->merge_bad == SIZE_MAX) {
       if (depth_ == 1) {
         out_->merge_bad = out_->merges.size();
-        out_->merge_bad_what = std::string("must be a string \"a b\" or a pair [\"a\", \"b\"], got ") + type_name(t);
+        out_->merge_bad_what =
+            std::string("must be a string \"a b\" or a pair [\"a\", \"b\"], got ") + io::json_type_name(t);
         out_->merges.emplace_back();
       } else if (depth_ == 2) {
         out_->merge_bad = out_->merges.size() - 1;
-        out_->merge_bad_what = std::string("must hold two strings, got ") + type_name(t);
+        out_->merge_bad_what = std::string("must hold two strings, got ") + io::json_type_name(t);
       }
     }
   }
@@ -173,19 +174,6 @@ class FileReader {
 
 }  // namespace
 
-const char* type_name(json::value_t t) {
-  switch (t) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "boolean";
-    case json::value_t::string: return "string";
-    case json::value_t::array: return "array";
-    case json::value_t::object: return "object";
-    case json::value_t::binary: return "binary";
-    case json::value_t::discarded: return "discarded";
-    default: return "number";
-  }
-}
-
 ParsedFile parse_file(std::string_view text) {
   ParsedFile out;
   FileReader reader(&out);
@@ -193,14 +181,6 @@ ParsedFile parse_file(std::string_view text) {
   return out;
 }
 
-std::string quote_value(const std::string& s) {
-  std::string out = "'";
-  for (char c : replace_invalid_utf8(s.size() > 60 ? s.substr(0, 60) + "..." : s)) {
-    if (static_cast<unsigned char>(c) < 0x20) out += "?";
-    else out += c;
-  }
-  return out + "'";
-}
 
 core::Result<std::string> component_type(const Reader& rd, const json& root, const char* name) {
   const auto it = root.find(name);

@@ -1,8 +1,8 @@
 // Internal: reads a JSON object of {string: integer} (GPT-2's encoder.json) with nlohmann/json's SAX interface,
 // without building a DOM (a 50k-entry std::map of json values cost most of the load time in wasm). Never throws:
 // parse errors come back with their byte offset, mistyped values with the key and JSON type.
-// Layer: tokenizers (depends on core/ only). JSON_NOEXCEPTION: the wasm core has no exception catching
-// (TOOLCHAIN.md 11, STYLE 4.5); the SAX path never reaches a JSON_THROW.
+// Layer: tokenizers (depends on core/ and io/'s JSON readers). JSON_NOEXCEPTION: the wasm core has no exception
+// catching (TOOLCHAIN.md 11, STYLE 4.5); the SAX path never reaches a JSON_THROW.
 #pragma once
 
 #ifndef JSON_NOEXCEPTION
@@ -16,18 +16,11 @@
 #include <utility>
 #include <vector>
 
+#include "io/json_reader.h"
+
 namespace attnscope::tokenizers::detail {
 
-// A SAX parse error as messages quote it. what is "[json.exception.parse_error.101] parse error at line 1,
-// column 5: <reason>"; keep <reason>, minus any "; last read: '...'" echo of the input (it may hold invalid
-// UTF-8). position counts the bytes read, the offending one included: report its 0-based offset.
-inline std::string json_error_text(std::size_t position, const std::string& what) {
-  const std::size_t colon = what.find(": ");
-  std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
-  const std::size_t echo = reason.find("; last read:");
-  if (echo != std::string::npos) reason.erase(echo);
-  return reason + " at byte " + std::to_string(position > 0 ? position - 1 : 0);
-}
+using io::detail::json_error_text;
 
 struct FlatIntObject {
   std::vector<std::pair<std::string, std::int64_t>> entries;  // document order

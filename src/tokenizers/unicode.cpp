@@ -1,4 +1,5 @@
-// Unicode helpers: range-table lookups, UTF-8 decoding/repair and UAX #29 grapheme segmentation.
+// Unicode helpers: range-table lookups, UTF-8 decoding with offsets and UAX #29 grapheme segmentation (UTF-8
+// well-formedness and repair are core/text.h's).
 // Layer: tokenizers (depends on core/ only).
 #include "tokenizers/unicode.h"
 
@@ -46,37 +47,6 @@ std::uint8_t lookup(const UnicodeRange (&table)[N], char32_t cp) {
   return cp <= r.last ? r.value : 0;
 }
 
-// Length of the well-formed UTF-8 sequence at s[i], or 0 if ill-formed; *valid_prefix receives how many bytes
-// (>= 1) form the maximal ill-formed subpart to replace / skip (Unicode 15 §3.9, "U+FFFD substitution").
-std::size_t sequence_at(std::string_view s, std::size_t i, char32_t* cp, std::size_t* valid_prefix) {
-  const auto b0 = static_cast<unsigned char>(s[i]);
-  *valid_prefix = 1;
-  if (b0 < 0x80) { *cp = b0; return 1; }
-  std::size_t need;
-  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-  char32_t value;
-  if (b0 >= 0xC2 && b0 <= 0xDF) { need = 1; value = b0 & 0x1Fu; }
-  else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    need = 2; value = b0 & 0x0Fu;
-    if (b0 == 0xE0) lo = 0xA0;
-    if (b0 == 0xED) hi = 0x9F;  // no surrogates
-  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    need = 3; value = b0 & 0x07u;
-    if (b0 == 0xF0) lo = 0x90;
-    if (b0 == 0xF4) hi = 0x8F;  // nothing above U+10FFFF
-  } else {
-    return 0;
-  }
-  for (std::size_t k = 1; k <= need; ++k) {
-    if (i + k >= s.size()) return 0;
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xBF)) return 0;
-    value = (value << 6) | (b & 0x3Fu);
-    *valid_prefix = k + 1;
-  }
-  *cp = value;
-  return need + 1;
-}
 
 }  // namespace
 
@@ -157,24 +127,6 @@ std::size_t decompose_without_marks(char32_t cp, char32_t out[3]) {
   return 1;
 }
 
-void append_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
-
 core::Result<DecodedText> decode_utf8(std::string_view utf8, const char* fn, const char* arg) {
   DecodedText t;
   t.cps.reserve(utf8.size());
@@ -185,7 +137,7 @@ core::Result<DecodedText> decode_utf8(std::string_view utf8, const char* fn, con
   while (i < utf8.size()) {
     char32_t cp = 0;
     std::size_t prefix = 0;
-    const std::size_t len = sequence_at(utf8, i, &cp, &prefix);
+    const std::size_t len = core::utf8_sequence_at(utf8, i, &cp, &prefix);
     if (len == 0) {
       char buf[96];
       std::snprintf(buf, sizeof buf, " is not valid UTF-8 (ill-formed sequence starting with byte 0x%02X at byte %zu)",
@@ -201,35 +153,6 @@ core::Result<DecodedText> decode_utf8(std::string_view utf8, const char* fn, con
   t.byte_offset.push_back(static_cast<std::int32_t>(utf8.size()));
   t.utf16_offset.push_back(u16);
   return t;
-}
-
-bool is_valid_utf8(std::string_view bytes) {
-  for (std::size_t i = 0; i < bytes.size();) {
-    char32_t cp;
-    std::size_t prefix;
-    const std::size_t len = sequence_at(bytes, i, &cp, &prefix);
-    if (len == 0) return false;
-    i += len;
-  }
-  return true;
-}
-
-std::string replace_invalid_utf8(std::string_view bytes) {
-  std::string out;
-  out.reserve(bytes.size());
-  for (std::size_t i = 0; i < bytes.size();) {
-    char32_t cp;
-    std::size_t prefix;
-    const std::size_t len = sequence_at(bytes, i, &cp, &prefix);
-    if (len == 0) {
-      append_utf8(out, 0xFFFD);
-      i += prefix;
-    } else {
-      out.append(bytes.substr(i, len));
-      i += len;
-    }
-  }
-  return out;
 }
 
 std::vector<std::size_t> grapheme_boundaries(std::span<const char32_t> cps) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "core/text.h"
 
 namespace attnscope::tokenizers {
 
@@ -60,13 +61,10 @@ struct DecodedText {
 // "<fn>: <arg> is not valid UTF-8 (byte 0xC3 at byte offset 4 ...)".
 core::Result<DecodedText> decode_utf8(std::string_view utf8, const char* fn, const char* arg);
 
-bool is_valid_utf8(std::string_view bytes);
-
-// Decodes and re-encodes, replacing every maximal ill-formed subsequence with one U+FFFD — the behaviour of
-// Python's bytes.decode('utf-8', errors='replace') and of the WHATWG TextDecoder.
-std::string replace_invalid_utf8(std::string_view bytes);
-
-void append_utf8(std::string& out, char32_t cp);
+// UTF-8 well-formedness, repair (U+FFFD) and encoding: core/text.h owns them, every layer's messages use them.
+using core::append_utf8;
+using core::is_valid_utf8;
+using core::replace_invalid_utf8;
 
 // Extended grapheme cluster boundaries of cps as code point indices: 0, ..., cps.size() (just {0} when empty).
 // Rules GB3–GB13 of UAX #29 for Unicode 14; GB9c (Indic conjuncts, added in Unicode 15.1) is not applied.

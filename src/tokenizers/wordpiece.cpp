@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <optional>
 
+#include "core/text.h"
 #include "tokenizers/unicode.h"
 
 namespace attnscope::tokenizers {
@@ -17,25 +19,6 @@ bool is_chinese_char(char32_t cp) {
   return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x20000 && cp <= 0x2A6DF) ||
          (cp >= 0x2A700 && cp <= 0x2B73F) || (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B920 && cp <= 0x2CEAF) ||
          (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
-}
-
-// Quotes a token for a message: 'text' with controls escaped, long text cut at 40 code points.
-std::string quoted(std::string_view raw) {
-  std::string out = "'";
-  std::size_t count = 0;
-  for (char ch : replace_invalid_utf8(raw)) {
-    const auto c = static_cast<unsigned char>(ch);
-    if ((c & 0xC0) != 0x80 && ++count > 40) return out + "...'";
-    if (c < 0x20 || c == 0x7F) {
-      static const char* hex = "0123456789ABCDEF";
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    } else {
-      out += ch;
-    }
-  }
-  return out + "'";
 }
 
 }  // namespace
@@ -56,10 +39,7 @@ core::Result<std::unique_ptr<WordPieceTokenizer>> WordPieceTokenizer::create(
   // 1. Vocab: ids in range and distinct; a repeated token keeps its last id.
   tok->ids_.reserve(vocab.size() + added.size());
   for (auto& [token, id] : vocab) {
-    if (id < 0) {
-      return range_error(names.fn, names.arg, names.vocab + "[" + quoted(token) + "] (" + std::to_string(id) +
-                                                  ") must be an id in [0, 2147483647]");
-    }
+    if (id < 0) return id_range_error(names.fn, names.arg, names.vocab + "[" + core::quote(token, '\'') + "]", id);
     tok->ids_[token] = id;
     tok->by_id_.emplace_back(id, std::move(token));
   }
@@ -67,54 +47,48 @@ core::Result<std::unique_ptr<WordPieceTokenizer>> WordPieceTokenizer::create(
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (std::size_t i = 1; i < tok->by_id_.size(); ++i) {
     if (tok->by_id_[i].first == tok->by_id_[i - 1].first) {
-      return invalid_error(names.fn, names.arg, names.vocab + "[" + quoted(tok->by_id_[i - 1].second) + "] and " +
-                                                    names.vocab + "[" + quoted(tok->by_id_[i].second) +
-                                                    "] have the same id " + std::to_string(tok->by_id_[i].first));
+      return invalid_error(names.fn, names.arg,
+                           names.vocab + "[" + core::quote(tok->by_id_[i - 1].second, '\'') + "] and " + names.vocab +
+                               "[" + core::quote(tok->by_id_[i].second, '\'') + "] have the same id " +
+                               std::to_string(tok->by_id_[i].first));
     }
   }
   const auto unk = tok->ids_.find(options.unk_token);
   if (unk == tok->ids_.end()) {
-    return invalid_error(names.fn, names.arg, names.options + "unk_token " + quoted(options.unk_token) +
+    return invalid_error(names.fn, names.arg, names.options + "unk_token " + core::quote(options.unk_token, '\'') +
                                                   " is not in the " + names.vocab);
   }
   tok->unk_id_ = unk->second;
 
-  // 2. Added tokens: content non-empty, ids distinct, consistent with the vocab; new ids extend it.
-  std::unordered_map<std::int32_t, std::size_t> added_ids;
+  // 2. Added tokens: the rules every vocabulary shares (added_tokens.h); contents the vocab lacks extend it, each
+  // once (the vocab maps a content to one id).
+  AddedTokenVocab rules;
+  rules.id_of = [&tok](const std::string& content) {
+    const auto it = tok->ids_.find(content);
+    return it == tok->ids_.end() ? -1 : it->second;
+  };
+  rules.token_of = [&tok](std::int32_t id) -> std::optional<std::string> {
+    const auto it = std::lower_bound(tok->by_id_.begin(), tok->by_id_.end(), id,
+                                     [](const auto& e, std::int32_t v) { return e.first < v; });
+    if (it == tok->by_id_.end() || it->first != id) return std::nullopt;
+    return it->second;
+  };
+  rules.fn = names.fn;
+  rules.arg = names.arg;
+  rules.added = names.added;
+  rules.vocab = names.vocab;
+  auto new_entries = check_added_tokens(added, rules);
+  if (!new_entries.ok()) return new_entries.status();
   std::vector<std::pair<std::int32_t, std::string>> extra;
-  for (std::size_t i = 0; i < added.size(); ++i) {
+  for (const std::size_t i : new_entries.value()) {
     const AddedToken& a = added[i];
-    const std::string where = names.added + "[" + std::to_string(i) + "]";
-    if (a.content.empty()) return invalid_error(names.fn, names.arg, where + ".content must not be empty");
-    if (!is_valid_utf8(a.content)) return invalid_error(names.fn, names.arg, where + ".content is not valid UTF-8");
-    if (a.id < 0) {
-      return range_error(names.fn, names.arg, where + ".id (" + std::to_string(a.id) + ") must be an id in [0, 2147483647]");
-    }
-    if (!added_ids.emplace(a.id, i).second) {
-      return invalid_error(names.fn, names.arg, where + " (" + quoted(a.content) + ") has the id " + std::to_string(a.id) +
-                                                    " of " + names.added + "[" + std::to_string(added_ids[a.id]) + "]");
-    }
-    const auto in_vocab = tok->ids_.find(a.content);
-    const auto by_id = std::lower_bound(tok->by_id_.begin(), tok->by_id_.end(), a.id,
-                                        [](const auto& e, std::int32_t v) { return e.first < v; });
-    const bool id_taken = by_id != tok->by_id_.end() && by_id->first == a.id;
-    if (in_vocab != tok->ids_.end() && in_vocab->second != a.id) {
-      return invalid_error(names.fn, names.arg, where + " (" + quoted(a.content) + ") has id " + std::to_string(a.id) +
-                                                    " but the " + names.vocab + " gives it " +
-                                                    std::to_string(in_vocab->second));
-    }
-    if (in_vocab == tok->ids_.end()) {
-      if (id_taken) {
-        return invalid_error(names.fn, names.arg, where + " (" + quoted(a.content) + ") has id " + std::to_string(a.id) +
-                                                      ", which the " + names.vocab + " gives to " + quoted(by_id->second));
+    for (const auto& e : extra) {
+      if (e.second == a.content) {
+        return invalid_error(names.fn, names.arg, names.added + "[" + std::to_string(i) + "] repeats the content " +
+                                                      core::quote(a.content, '\''));
       }
-      for (const auto& e : extra) {
-        if (e.second == a.content) {
-          return invalid_error(names.fn, names.arg, where + " repeats the content " + quoted(a.content));
-        }
-      }
-      extra.emplace_back(a.id, a.content);
     }
+    extra.emplace_back(a.id, a.content);
   }
   for (auto& e : extra) {
     tok->ids_[e.second] = e.first;
@@ -389,10 +363,7 @@ core::Result<std::string> WordPieceTokenizer::decode(std::span<const std::int32_
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const auto it = std::lower_bound(by_id_.begin(), by_id_.end(), ids[i],
                                      [](const auto& e, std::int32_t v) { return e.first < v; });
-    if (it == by_id_.end() || it->first != ids[i]) {
-      return core::range_error("decode", "ids", "ids[" + std::to_string(i) + "] (" + std::to_string(ids[i]) +
-                                                    ") is not in the vocabulary");
-    }
+    if (it == by_id_.end() || it->first != ids[i]) return unknown_id_error(i, ids[i]);
     const std::string& token = it->second;
     if (i == 0) {
       piece = token;

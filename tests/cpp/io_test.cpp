@@ -1,6 +1,7 @@
 // safetensors tests: a hand-built file (F32, F16 with subnormals/inf/NaN, BF16, a scalar, an empty tensor),
-// write -> parse round trips, and one test per malformed-file rule asserting the exact message.
-// Layer: tests; uses only src/io/safetensors.h. Byte values below are worked out by hand from IEEE 754.
+// write -> parse round trips, and one test per malformed-file rule asserting the exact message; and the message
+// style of the JSON member reader. Layer: tests; uses only src/io/safetensors.h and src/io/json_fields.h. Byte values
+// below are worked out by hand from IEEE 754.
 #include <catch.hpp>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "io/json_fields.h"
 #include "io/safetensors.h"
 
 namespace {
@@ -244,4 +246,28 @@ TEST_CASE("parse_safetensors: the fn argument names the caller; parsing works af
   auto ok = parse_safetensors(write_safetensors({NamedTensor{"x", "F32", {1}, {2.0f}}}), "loadWeights");
   REQUIRE(ok.ok());
   CHECK(ok.value()[0].data == std::vector<float>{2.0f});
+}
+
+// io::JsonFields is the one reader of typed JSON members: config.json, tokenizer.json and a bundle's config.json.
+TEST_CASE("JsonFields: one message style for wrong types, ranges, missing and unsupported members", "[io][json]") {
+  using attnscope::io::JsonFields;
+  const auto j = nlohmann::json::parse(R"({"n": 0, "big": 70000, "s": 3, "t": "3", "b": "yes", "e": -1, "x": null, "ok": 7})");
+  const JsonFields f("loadPretrained", "config", "config.");
+  CHECK(f.integer(j, "t", "t", 1, 10, {}).status().message ==
+        "loadPretrained: config.t must be an integer, got string");
+  CHECK(f.integer(j, "n", "n", 1, 10, {}).status().message == "loadPretrained: config.n (0) must be from 1 to 10");
+  CHECK(f.integer(j, "big", "big", 1, 10, {}).status().kind == attnscope::core::ErrorKind::kRange);
+  CHECK(f.integer(j, "missing", "missing", 1, 10, {}).status().message == "loadPretrained: config.missing is required");
+  CHECK(f.integer(j, "x", "x", 1, 10, 4).value() == 4);  // null takes the fallback
+  CHECK(f.integer(j, "ok", "ok", 1, 10, {}).value() == 7);
+  CHECK(f.boolean(j, "b", "b", false).status().message == "loadPretrained: config.b must be a boolean, got string");
+  CHECK(f.boolean(j, "b", "b", false).status().kind == attnscope::core::ErrorKind::kType);
+  CHECK(f.string(j, "s", "s", std::string()).status().message ==
+        "loadPretrained: config.s must be a string, got number");
+  CHECK(f.number(j, "e", "e", true, 1.0).status().message == "loadPretrained: config.e (-1) must be a positive number");
+  CHECK(f.unsupported("act", "'swish'", "gelu").message ==
+        "loadPretrained: config.act 'swish' is not supported (gelu)");
+  const JsonFields bundle("loadBundled", "config", "config: ");
+  CHECK(bundle.integer(j, "n", "n", 1, JsonFields::kNoLimit, {}).status().message ==
+        "loadBundled: config: n (0) must be a positive integer");
 }

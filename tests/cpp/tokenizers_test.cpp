@@ -4,13 +4,16 @@
 #include <catch.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "core/text.h"
 #include "tokenizers/tokenizers.h"
 
 namespace {
@@ -394,4 +397,52 @@ TEST_CASE("unicode: category and grapheme tables at known code points", "[tokeni
   CHECK(grapheme_break_of(0x0000) == GraphemeBreak::kControl);
   CHECK(grapheme_break_of(U'a') == GraphemeBreak::kOther);
   CHECK(std::string(attnscope::tokenizers::unicode_version()) == "14.0.0");
+}
+
+// core::quote is the one way every layer shows user text in a message (core/text.h).
+TEST_CASE("quote: repairs UTF-8, escapes the mark, backslashes and controls, cuts long text", "[tokenizers][text]") {
+  using attnscope::core::quote;
+  using attnscope::core::quote_name;
+  CHECK(quote("abc") == "\"abc\"");
+  CHECK(quote("a\tb") == "\"a\\x09b\"");
+  CHECK(quote("a\"b\\c") == "\"a\\\"b\\\\c\"");
+  CHECK(quote("it's", '\'') == "'it\\'s'");
+  CHECK(quote("x\x7F") == "\"x\\x7F\"");
+  CHECK(quote("\xff" "a") == "\"\xef\xbf\xbd" "a\"");  // one U+FFFD per maximal ill-formed subpart
+  CHECK(quote(std::string(41, 'a')) == "\"" + std::string(40, 'a') + "...\"");
+  CHECK(quote(std::string(40, 'a')) == "\"" + std::string(40, 'a') + "\"");
+  // code points, not bytes: 41 two-byte characters are cut after 40 of them
+  std::string e41;
+  for (int i = 0; i < 41; ++i) e41 += "\xc3\xa9";
+  CHECK(quote(e41) == "\"" + e41.substr(0, 80) + "...\"");
+  CHECK(quote_name(std::string(60, 'n')) == "\"" + std::string(60, 'n') + "\"");  // names are never cut
+  CHECK(attnscope::core::shape_text(std::vector<int>{16, 8}) == "[16,8]");
+  CHECK(attnscope::core::shape_text(std::vector<std::int64_t>{}) == "[]");
+}
+
+// check_added_tokens is the one validator of added tokens against a vocabulary (WordPiece and tokenizer.json BPE).
+TEST_CASE("check_added_tokens: the rules in order, and the contents the vocab lacks", "[tokenizers][added]") {
+  using attnscope::tokenizers::AddedToken;
+  using attnscope::tokenizers::AddedTokenVocab;
+  using attnscope::tokenizers::check_added_tokens;
+  AddedTokenVocab v;  // the vocab: "a" -> 0, "b" -> 1
+  v.id_of = [](const std::string& s) { return s == "a" ? 0 : s == "b" ? 1 : -1; };
+  v.token_of = [](std::int32_t id) -> std::optional<std::string> {
+    if (id == 0) return std::string("a");
+    if (id == 1) return std::string("b");
+    return std::nullopt;
+  };
+  v.fn = "f";
+  v.arg = "x";
+  auto msg = [&v](std::vector<AddedToken> added) { return check_added_tokens(added, v).status().message; };
+  CHECK(msg({{"", 2}}) == "f: added_tokens[0].content must not be empty");
+  CHECK(msg({{"\xff", 2}}) == "f: added_tokens[0].content is not valid UTF-8");
+  CHECK(msg({{"c", -1}}) == "f: added_tokens[0].id (-1) must be an id in [0, 2147483647]");
+  CHECK(msg({{"c", 2}, {"d", 2}}) == "f: added_tokens[1] ('d') has the id 2 of added_tokens[0]");
+  CHECK(msg({{"a", 1}}) == "f: added_tokens[0] ('a') has id 1 but the vocab gives it 0");
+  CHECK(msg({{"c", 1}}) == "f: added_tokens[0] ('c') has id 1, which the vocab gives to 'b'");
+  auto ok = check_added_tokens({{"a", 0}, {"c", 2}, {"d", 3}}, v);
+  REQUIRE(ok.ok());
+  CHECK(ok.value() == std::vector<std::size_t>{1, 2});
+  CHECK(attnscope::tokenizers::unknown_id_error(3, 99999).message == "decode: ids[3] (99999) is not in the vocabulary");
 }
