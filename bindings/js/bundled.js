@@ -7,9 +7,12 @@
 // browsers, and reading every config.json (or an index) at createAttnScope() time would cost every user a
 // request (and an offline failure mode) for a feature they may not use. tests/js/bundled.test.js checks that
 // this list equals the models/*/config.json fields, so it cannot drift from the files.
-import { fail, unwrap } from './errors.js';
+import { createOrThrow, fail, unwrap } from './errors.js';
+import { Handle, live } from './handle.js';
 import { Model } from './model.js';
-import { checkString, int, validate } from './validate.js';
+import {
+  checkString, int, isPlainObject, sourceTarget, validate, wellFormed,
+} from './validate.js';
 
 const FN = 'loadBundled';
 
@@ -78,8 +81,6 @@ async function readModelFile(name, file, text) {
 }
 
 const GENERATE_OPTIONS = { maxNewTokens: int({ min: 0, optional: true }) };
-const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v);
-const wellFormed = (s) => (typeof s.toWellFormed === 'function' ? s.toWellFormed() : s);
 
 function options(fn, opts) {
   if (!isPlainObject(opts)) fail('TypeError', `${fn}: options must be an object`);
@@ -90,18 +91,11 @@ function options(fn, opts) {
  * 'gru-bahdanau': d2l's GRU encoder-decoder with additive attention (src/model/gru_seq2seq.h); free it with
  * delete(). Shapes: T decoder steps, S source tokens, L GRU layers, H hidden size, V vocabulary.
  */
-export class GruModel {
-  #handle;
-
+export class GruModel extends Handle {
   constructor(handle, info) {
-    this.#handle = handle;
+    super(handle, 'model');
     /** { architecture: 'gru-bahdanau', vocabSize, embedSize, numHiddens, numLayers, attentionHidden, name, task }. */
     this.config = Object.freeze({ ...handle.config(), ...info });
-  }
-
-  #live(fn) {
-    if (this.#handle === null) fail('Error', `${fn}: this model has been deleted`);
-    return this.#handle;
   }
 
   /**
@@ -113,18 +107,13 @@ export class GruModel {
    * encoderOutputs [S,H], encoderStates [S,L,H], encoderFinal [L,H] }.
    */
   run(input, opts = {}) {
-    const h = this.#live('run');
+    const h = live(this, 'run');
     const { maxNewTokens = 32 } = options('run', opts);
     let arg;
     if (typeof input === 'string') {
       arg = { source: wellFormed(input) };
     } else if (isPlainObject(input)) {
-      for (const key of Object.keys(input)) {
-        if (key !== 'source' && key !== 'target') fail('TypeError', `run: unknown option '${key}'`);
-      }
-      checkString('run', 'source', input.source);
-      checkString('run', 'target', input.target);
-      arg = { source: wellFormed(input.source), target: wellFormed(input.target) };
+      arg = sourceTarget('run', input);
     } else {
       fail('TypeError', `run: input must be a string or { source, target }, got ${input === null ? 'null' : typeof input}`);
     }
@@ -137,17 +126,10 @@ export class GruModel {
    * (`alignment` has a row for every step that ran, the one predicting `</s>` included).
    */
   generate(input, opts = {}) {
-    const h = this.#live('generate');
+    const h = live(this, 'generate');
     const { maxNewTokens = 32 } = options('generate', opts);
     checkString('generate', 'input', input);
     return unwrap(h.generate(wellFormed(input), maxNewTokens));
-  }
-
-  delete() {
-    if (this.#handle !== null) {
-      this.#handle.delete();
-      this.#handle = null;
-    }
   }
 }
 
@@ -156,11 +138,9 @@ export class GruModel {
  * `config.xTrain`, `config.yTrain`, `config.xTest`, `config.yTrue`, `config.reference`). Runs
  * `as.kernelRegression`; holds no wasm memory (delete() only marks it deleted).
  */
-export class KernelRegressionModel {
-  #as;
-
+export class KernelRegressionModel extends Handle {
   constructor(as, c) {
-    this.#as = as;
+    super(as, 'model');  // holds no wasm object: delete() only marks it deleted
     const f32 = (a) => Float32Array.from(a);
     this.config = Object.freeze({
       name: c.name, task: c.task, architecture: c.architecture, w: c.w,
@@ -169,17 +149,12 @@ export class KernelRegressionModel {
     });
   }
 
-  #live(fn) {
-    if (this.#as === null) fail('Error', `${fn}: this model has been deleted`);
-    return this.#as;
-  }
-
   /**
    * `as.kernelRegression({ xTrain, yTrain, xQuery, w })` with the model's data: { weights [nQuery, nTrain], yPred }.
    * `xQuery` defaults to `config.xTest`; `options.w` overrides the fitted w (e.g. 1 for the untrained kernel).
    */
   run(xQuery = this.config.xTest, { w = this.config.w } = {}) {
-    return this.#live('run').kernelRegression({ xTrain: this.config.xTrain, yTrain: this.config.yTrain, xQuery, w });
+    return live(this, 'run').kernelRegression({ xTrain: this.config.xTrain, yTrain: this.config.yTrain, xQuery, w });
   }
 
   /** The predictions alone: run(xQuery, options).yPred. */
@@ -189,12 +164,8 @@ export class KernelRegressionModel {
 
   /** Kernel regression has no tokens to generate. */
   generate() {
-    this.#live('generate');
+    live(this, 'generate');
     return fail('Error', 'generate: model cannot generate: kernel regression predicts numbers (use run or predict)');
-  }
-
-  delete() {
-    this.#as = null;
   }
 }
 
@@ -220,19 +191,7 @@ export async function loadBundled(module, as, name) {
   }
   const weights = await readModelFile(name, 'model.safetensors', false);
   if (entry.architecture === 'gru-bahdanau') {
-    const handle = new module.GruHandle();
-    const err = handle.load(config, weights);
-    if (err !== null) {
-      handle.delete();
-      unwrap(err);
-    }
-    return new GruModel(handle, info);
+    return new GruModel(createOrThrow(module.GruHandle, (h) => h.load(config, weights)), info);
   }
-  const handle = new module.ModelHandle();
-  const err = module.loadBundledInto(handle, config, weights);
-  if (err !== null) {
-    handle.delete();
-    unwrap(err);
-  }
-  return new Model(handle, info);
+  return new Model(createOrThrow(module.ModelHandle, (h) => module.loadBundledInto(h, config, weights)), info);
 }

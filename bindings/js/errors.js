@@ -9,6 +9,21 @@ export function fail(kind, message) {
   throw new (KINDS[kind] ?? Error)(message);
 }
 
+/**
+ * Makes a wasm object that loads in two steps (`new module.X()`, then a call returning null or an error
+ * descriptor): returns it loaded, or frees it and throws the engine's error.
+ * @example createOrThrow(module.BpeHandle, (h) => h.load(vocab, merges))
+ */
+export function createOrThrow(Handle, load) {
+  const handle = new Handle();
+  const err = load(handle);
+  if (err !== null) {
+    handle.delete();
+    unwrap(err);
+  }
+  return handle;
+}
+
 /** Returns `result` unless it is an error descriptor, which is thrown as a JS error. */
 export function unwrap(result) {
   if (result !== null && typeof result === 'object' && result.error !== undefined) {

@@ -3,11 +3,12 @@
 // Embind function with normalised typed arrays and unwraps the result (errors.js). Results are fresh
 // JS-owned typed arrays. See ../../README.md and index.d.ts for the contract and examples.
 import { loadModule } from './loader.js';
-import { fail, unwrap } from './errors.js';
+import { createOrThrow, fail, unwrap } from './errors.js';
+import { Handle, live } from './handle.js';
 import { createModel } from './model.js';
 import { loadPretrained } from './pretrained.js';
 import {
-  bool, checkString, divisible, f32, int, mask, num, object, oneOf, validate,
+  bool, checkString, divisible, f32, int, mask, num, object, oneOf, validate, wellFormed,
 } from './validate.js';
 import { BUNDLED, loadBundled } from './bundled.js';
 
@@ -168,72 +169,46 @@ SPEC.transformerDecoderLayer = layerSpec('transformerDecoderLayer', true);
 
 const TOKENIZE_OPTIONS = { kind: oneOf('word', 'char') };
 
-// JS strings may hold lone surrogates; the core takes UTF-8, so replace them (one code unit each,
-// offsets unchanged) as TextEncoder would.
-const wellFormed = (s) => (typeof s.toWellFormed === 'function' ? s.toWellFormed() : s);
-
 /** A GPT-2 byte-level BPE tokenizer; free it with delete(). */
-class BpeTokenizer {
-  #handle;
-
+class BpeTokenizer extends Handle {
   constructor(handle) {
-    this.#handle = handle;
-  }
-
-  #live(fn) {
-    if (this.#handle === null) fail('Error', `${fn}: this tokenizer has been deleted`);
-    return this.#handle;
+    super(handle, 'tokenizer');
   }
 
   /** Number of entries in the vocabulary. */
   get vocabSize() {
-    return this.#live('vocabSize').vocabSize();
+    return live(this, 'vocabSize').vocabSize();
   }
 
   /** Encodes text into GPT-2 ids, the tokens' text and their [start, end) UTF-16 offsets. */
   encode(text) {
     checkString('encode', 'text', text);
-    return unwrap(this.#live('encode').encode(wellFormed(text)));
+    return unwrap(live(this, 'encode').encode(wellFormed(text)));
   }
 
   /** Decodes ids back into text (invalid UTF-8 byte sequences become U+FFFD, as GPT-2 does). */
   decode(ids) {
-    const h = this.#live('decode');
+    const h = live(this, 'decode');
     const arr = f32Ints('decode', 'ids', ids);
     return unwrap(h.decode(arr)).text;
-  }
-
-  delete() {
-    if (this.#handle !== null) {
-      this.#handle.delete();
-      this.#handle = null;
-    }
   }
 }
 
 /** A multi-head attention whose weights stay in wasm memory (see createMultiHeadAttention); free it with delete(). */
-class MultiHeadAttention {
-  #handle;
+class MultiHeadAttention extends Handle {
   #dims;
 
   constructor(handle, dims) {
-    this.#handle = handle;
+    super(handle, 'attention module');
     this.#dims = dims;
   }
 
   /** Same semantics, results and errors as multiHeadAttention with this module's weights. */
   forward(args) {
-    if (this.#handle === null) fail('Error', 'forward: this attention module has been deleted');
+    const h = live(this, 'forward');
     const a = validate('forward', FORWARD_SPEC, args, forwardHooks(this.#dims));
     for (const k of ['dModel', 'numHeads', 'kdim', 'vdim']) delete a[k];
-    return unwrap(this.#handle.forward(a));
-  }
-
-  delete() {
-    if (this.#handle !== null) {
-      this.#handle.delete();
-      this.#handle = null;
-    }
+    return unwrap(h.forward(a));
   }
 }
 
@@ -314,13 +289,7 @@ class AttnScope {
     if (vocab !== null && typeof vocab === 'object') vocab = JSON.stringify(vocab);
     checkString(fn, 'vocab', vocab);
     checkString(fn, 'merges', args.merges);
-    const handle = new this.#m.BpeHandle();
-    const err = handle.load(vocab, args.merges);
-    if (err !== null) {
-      handle.delete();
-      unwrap(err);
-    }
-    return new BpeTokenizer(handle);
+    return new BpeTokenizer(createOrThrow(this.#m.BpeHandle, (h) => h.load(vocab, args.merges)));
   }
 
   /**
@@ -331,12 +300,7 @@ class AttnScope {
     const fn = 'createMultiHeadAttention';
     const { spec, ...hooks } = SPEC[fn];
     const a = validate(fn, spec, args, hooks);
-    const handle = new this.#m.MhaHandle();
-    const err = handle.load(a);
-    if (err !== null) {
-      handle.delete();
-      unwrap(err);
-    }
+    const handle = createOrThrow(this.#m.MhaHandle, (h) => h.load(a));
     return new MultiHeadAttention(handle, { dModel: a.dModel, numHeads: a.numHeads, kdim: a.kdim, vdim: a.vdim });
   }
 

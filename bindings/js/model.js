@@ -3,19 +3,13 @@
 // class. Layer: bindings/js. This file checks only what C++ cannot see — JS types and unknown keys — and
 // passes on only what the caller gave: every default, range check, enum spelling and message about values is
 // the C++ core's (src/model/model_config.h), and `model.config` is read back from it. docs/model.md.
-import { fail, unwrap } from './errors.js';
+import { createOrThrow, fail, unwrap } from './errors.js';
+import { Handle, live } from './handle.js';
 import {
-  bool, checkString, num, scalar, validate,
+  bool, checkString, isPlainObject, num, scalar, sourceTarget, typeName, validate, wellFormed,
 } from './validate.js';
 
 const FN = 'createModel';
-
-function typeName(v) {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'Array';
-  if (ArrayBuffer.isView(v)) return v.constructor.name;
-  return typeof v;
-}
 
 // tokenizer: 'word' | 'char' | { kind: 'bpe', vocab, merges }
 const tokenizer = () => scalar((fn, name, v) => {
@@ -144,22 +138,12 @@ const RUN_OPTIONS = {
 };
 const GENERATE_OPTIONS = { maxNewTokens: whole(0) };
 
-// JS strings may hold lone surrogates; the core takes UTF-8 (same rule as tokenize()).
-const wellFormed = (s) => (typeof s.toWellFormed === 'function' ? s.toWellFormed() : s);
-
 /** A model built by `as.createModel(config)`, `as.loadPretrained(...)` or `as.loadBundled(name)`; free it with delete(). */
-export class Model {
-  #handle;
-
+export class Model extends Handle {
   constructor(handle, info = {}) {
-    this.#handle = handle;
+    super(handle, 'model');
     /** The model's config with every default applied, as the core holds it (weights, embeddings and tokenizer texts omitted). */
     this.config = Object.freeze({ ...handle.config(), ...info });
-  }
-
-  #live(fn) {
-    if (this.#handle === null) fail('Error', `${fn}: this model has been deleted`);
-    return this.#handle;
   }
 
   /**
@@ -175,7 +159,7 @@ export class Model {
    * (−mean = Hugging Face's `labels=input_ids` loss; encoder-decoder: the target after `<s>`).
    */
   run(input, options = {}) {
-    const h = this.#live('run');
+    const h = live(this, 'run');
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
       fail('TypeError', `run: options must be an object, got ${typeName(options)}`);
     }
@@ -183,13 +167,8 @@ export class Model {
     let arg;
     if (typeof input === 'string') {
       arg = { text: wellFormed(input) };
-    } else if (input !== null && typeof input === 'object' && !Array.isArray(input) && !ArrayBuffer.isView(input)) {
-      for (const key of Object.keys(input)) {
-        if (key !== 'source' && key !== 'target') fail('TypeError', `run: unknown option '${key}'`);
-      }
-      checkString('run', 'source', input.source);
-      checkString('run', 'target', input.target);
-      arg = { source: wellFormed(input.source), target: wellFormed(input.target) };
+    } else if (isPlainObject(input)) {
+      arg = sourceTarget('run', input);
     } else {
       fail('TypeError', `run: text must be a string${this.config.architecture === 'encoder-decoder' ? ' or { source, target }' : ''}, got ${typeName(input)}`);
     }
@@ -203,7 +182,7 @@ export class Model {
    * @returns {{ text: string, ids: Int32Array, tokens: string[], stoppedAtEnd: boolean }}
    */
   generate(input, options = {}) {
-    const h = this.#live('generate');
+    const h = live(this, 'generate');
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
       fail('TypeError', `generate: options must be an object, got ${typeName(options)}`);
     }
@@ -214,15 +193,7 @@ export class Model {
 
   /** Names and shapes of the model's parameters: the safetensors names `weights` may hold (docs/model.md). */
   parameters() {
-    return this.#live('parameters').parameters();
-  }
-
-  /** Frees the wasm memory of this model; later calls throw. Calling it twice is harmless. */
-  delete() {
-    if (this.#handle !== null) {
-      this.#handle.delete();
-      this.#handle = null;
-    }
+    return live(this, 'parameters').parameters();
   }
 }
 
@@ -242,11 +213,5 @@ export function createModel(module, config = {}) {
     native.embeddingTokens = args.embeddings.tokens;
     native.embeddingRows = args.embeddings.rows;
   }
-  const handle = new module.ModelHandle();
-  const err = handle.load(native);
-  if (err !== null) {
-    handle.delete();
-    unwrap(err);
-  }
-  return new Model(handle);
+  return new Model(createOrThrow(module.ModelHandle, (h) => h.load(native)));
 }

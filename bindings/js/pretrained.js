@@ -2,22 +2,13 @@
 // (API.md "Pretrained checkpoints"). Layer: bindings/js. Checks JS types and unknown keys only; the C++ core
 // (src/model/hf_checkpoint.h) checks the files. The weights go to wasm in chunks — from a Blob/File read slice
 // by slice, or from a Uint8Array/ArrayBuffer already in memory — so the file never exists twice in full.
-import { fail, unwrap } from './errors.js';
+import { createOrThrow, fail, unwrap } from './errors.js';
 import { Model } from './model.js';
+import { isPlainObject, typeName } from './validate.js';
 
 const FN = 'loadPretrained';
 const CHUNK = 8 << 20;                 // bytes per feed
-const MAX_HEADER = 100 << 20;          // a safetensors header larger than this is not read
 
-function typeName(v) {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'Array';
-  if (ArrayBuffer.isView(v)) return v.constructor.name;
-  if (typeof Blob !== 'undefined' && v instanceof Blob) return v.constructor.name;
-  return typeof v;
-}
-
-const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v);
 const isBlob = (v) => typeof Blob !== 'undefined' && v instanceof Blob;
 
 function jsonText(name, v) {
@@ -73,31 +64,23 @@ export async function loadPretrained(module, options) {
     fail('TypeError', `${FN}: onProgress must be a function, got ${typeName(onProgress)}`);
   }
   const progress = (f) => onProgress?.(Math.min(1, Math.max(0, f)));
-  // 1. the header: the 8-byte length, then the JSON header (the core checks both)
   const { size } = reader;
-  const first = await reader.read(0, Math.min(8, size));
-  let headerEnd = first.byteLength;
-  if (first.byteLength === 8) {
-    const len = Number(new DataView(first.buffer, first.byteOffset, 8).getBigUint64(0, true));
-    headerEnd = Math.min(size, 8 + Math.min(len, MAX_HEADER));
-  }
-  const header = headerEnd > first.byteLength ? await reader.read(0, headerEnd) : first;
   const loader = new module.CheckpointHandle();
   try {
+    // 1. the header: the first chunk read once (it usually holds the whole header); the core reads the header's
+    // length from its first 8 bytes (headerBytes: 0 when they are not valid, and begin() says why)
+    const first = await reader.read(0, Math.min(size, CHUNK));
+    const need = loader.headerBytes(first.subarray(0, 8), size);
+    const header = need > first.byteLength ? await reader.read(0, need) : first.subarray(0, need || first.byteLength);
     unwrap(loader.begin(configText, tok, header, size));
     progress(0);
-    // 2. every byte, in order, chunk by chunk
+    // 2. every byte, in order, chunk by chunk (the first one as read above)
     for (let at = 0; at < size; at += CHUNK) {
       const end = Math.min(size, at + CHUNK);
-      unwrap(loader.feed(at, await reader.read(at, end)));
+      unwrap(loader.feed(at, at === 0 ? first : await reader.read(at, end)));
       progress(end / size);
     }
-    const handle = new module.ModelHandle();
-    const err = loader.finishInto(handle);
-    if (err !== null) {
-      handle.delete();
-      unwrap(err);
-    }
+    const handle = createOrThrow(module.ModelHandle, (h) => loader.finishInto(h));
     progress(1);
     return new Model(handle);
   } finally {

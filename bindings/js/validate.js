@@ -16,12 +16,25 @@ function show(v) {
   return typeof v;
 }
 
-function typeName(v) {
+// ---- the JS-type rules every module of the layer shares (one owner each)
+
+/** A value's type as messages name it: 'null', 'Array', 'Float32Array', 'Blob', or typeof. */
+export function typeName(v) {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'Array';
   if (ArrayBuffer.isView(v)) return v.constructor.name;
+  if (typeof Blob !== 'undefined' && v instanceof Blob) return v.constructor.name;
   return typeof v;
 }
+
+/** An options/config object: an object that is neither an array nor a typed array. */
+export const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v);
+
+/**
+ * JS strings may hold lone surrogates; the core takes UTF-8, so they are replaced (one code unit each, offsets
+ * unchanged) as TextEncoder would.
+ */
+export const wellFormed = (s) => (typeof s.toWellFormed === 'function' ? s.toWellFormed() : s);
 
 // ---- checkers: (fn, name, value, args) -> normalised value (or undefined for an absent optional)
 
@@ -199,4 +212,14 @@ export function divisible(fn, a, aName, b, bName) {
 export function checkString(fn, name, v) {
   if (typeof v !== 'string') fail('TypeError', `${fn}: ${name} must be a string, got ${typeName(v)}`);
   return v;
+}
+
+/** An encoder-decoder's `{ source, target }`: no other key, two strings; returned well-formed. */
+export function sourceTarget(fn, input) {
+  for (const key of Object.keys(input)) {
+    if (key !== 'source' && key !== 'target') fail('TypeError', `${fn}: unknown option '${key}'`);
+  }
+  checkString(fn, 'source', input.source);
+  checkString(fn, 'target', input.target);
+  return { source: wellFormed(input.source), target: wellFormed(input.target) };
 }
