@@ -9,6 +9,7 @@
 // this list equals the models/*/config.json fields, so it cannot drift from the files.
 import { createOrThrow, fail, unwrap } from './errors.js';
 import { Handle, live } from './handle.js';
+import { isNode } from './loader.js';
 import { Model } from './model.js';
 import {
   checkString, int, isPlainObject, sourceTarget, validate, wellFormed,
@@ -55,9 +56,6 @@ export const BUNDLED = Object.freeze([
     description: 'Nadaraya-Watson kernel regression, the simplest attention pooling: each query x attends to the 50 training inputs with weights softmax(-((x - x_j) * w)^2 / 2) and returns the weighted mean of their y. The heatmap is a diagonal band: a query looks at training points near it. With the learned w the band is narrower than with w = 1, so the prediction follows the noisy training points more closely (less smooth).',
   },
 ].map((m) => Object.freeze(m)));
-
-const isNode = typeof process === 'object' && process.versions != null && process.versions.node != null
-  && typeof window === 'undefined';
 
 // One file of models/<name>/: Node reads it from the package folder, browsers fetch it from the same origin.
 async function readModelFile(name, file, text) {

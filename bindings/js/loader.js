@@ -34,7 +34,8 @@ export function simdSupported() {
   }
 }
 
-const isNode = typeof process === 'object' && process.versions != null && process.versions.node != null
+/** Running in Node (not a browser page or worker): files are read from disk, not fetched. */
+export const isNode = typeof process === 'object' && process.versions != null && process.versions.node != null
   && typeof window === 'undefined';
 
 async function fetchWasm(url) {
