@@ -2,32 +2,51 @@
 # README command 2: set up and build if needed, then run every suite and end with one summary line
 # "N passed, N failed" (sql.js's Passed:N Failed:M habit):
 #   1. Catch2 natively (ctest, build/native; again under ASan+UBSan in build/asan)   2. Catch2 as wasm under node (ctest, build/wasm, SIMD core)
-#   3. node --test tests/js against the SIMD build, then the scalar build (one suite, every artifact)
-#   4. real-browser tests (playwright-core + Debian chromium)   5. layering and packaging checks.
-# Counts: Catch2 test cases, node test cases, one per check. Logs: build/test-logs/.
+#   3. node --test tests/js against the SIMD build and the scalar build, side by side (one suite, every artifact)
+#   4. real-browser tests (playwright-core + Debian chromium), two files at a time on the site built once
+#   5. layering and packaging checks.
+# Counts: Catch2 test cases, node test cases, one per check. Logs: build/test-logs/. Each phase's wall seconds and
+# the machine's CPU seconds over it (all processes, from /proc/stat) are printed and kept in build/test-logs/times.tsv.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 LOGS=build/test-logs
 rm -rf "$LOGS" && mkdir -p "$LOGS"
+TIMES=$LOGS/times.tsv
+printf 'phase\twall_s\tcpu_s\n' >"$TIMES"
+
+# the machine's busy CPU time so far, in centiseconds (user + nice + system + irq + softirq + steal of /proc/stat)
+cpu_cs() { awk '/^cpu / { print int(($2 + $3 + $4 + $7 + $8 + $9) * 100 / '"$(getconf CLK_TCK)"') }' /proc/stat; }
+PHASE_NAME='' PHASE_T0=0 PHASE_C0=0
+phase() { # phase NAME: ends the running phase (printing its times) and starts NAME ('' only ends)
+  if [[ -n $PHASE_NAME ]]; then
+    local wall=$((SECONDS - PHASE_T0)) cpu=$(( ($(cpu_cs) - PHASE_C0) / 100 ))
+    echo "time: $PHASE_NAME: $wall s wall, $cpu s CPU"
+    printf '%s\t%s\t%s\n' "$PHASE_NAME" "$wall" "$cpu" >>"$TIMES"
+  fi
+  PHASE_NAME=$1 PHASE_T0=$SECONDS PHASE_C0=$(cpu_cs)
+}
+RUN_T0=$SECONDS RUN_C0=$(cpu_cs)
+
 echo "test: set-up and build (log: $LOGS/build.log)"
-T0=$SECONDS
-if ! ATTNSCOPE_ASAN=1 bash scripts/build.sh >"$LOGS/build.log" 2>&1; then
+phase build
+if ! ATTNSCOPE_ASAN=1 ATTNSCOPE_BUILD_TIMES="$LOGS/build-trees.txt" bash scripts/build.sh >"$LOGS/build.log" 2>&1; then
   tail -n 40 "$LOGS/build.log"
   echo "test: build failed"
   echo "0 passed, 1 failed"
   exit 1
 fi
-echo "test: set-up and build took $((SECONDS - T0)) s"
+[[ -f $LOGS/build-trees.txt ]] && echo "test: build trees (wall s, side by side): $(tr '\n' ' ' <"$LOGS/build-trees.txt")"
 export NODE_PATH=/usr/share/nodejs
 PASSED=0
 FAILED=0
 echo "toolchain: $(em++ --version | head -n1); $(g++ --version | head -n1); node $(node --version)"
+command -v ccache >/dev/null && echo "ccache: $(ccache --print-stats 2>/dev/null | awk -F'\t' '$1 == "direct_cache_hit" || $1 == "preprocessed_cache_hit" { h += $2 } $1 == "cache_miss" { m = $2 } END { printf "%d hits, %d misses (cache outside the clone, all runs)", h, m }')"
 
 # Catch2 through ctest: sum the test cases Catch2 reports; an executable that died without a summary
-# counts as one failure.
+# counts as one failure. Its executables run two at a time.
 run_ctest() {
   local name=$1 dir=$2 log="$LOGS/$1.log" t0=$SECONDS
-  ctest --test-dir "$dir" -V --timeout 900 >"$log" 2>&1
+  ctest --test-dir "$dir" -V -j2 --timeout 900 >"$log" 2>&1
   local p f crashed
   p=$(grep -oE 'All tests passed \([0-9]+ assertions? in [0-9]+ test cases?\)' "$log" | grep -oE '[0-9]+ test case' | grep -oE '[0-9]+' | awk '{s+=$1} END {print s+0}')
   p2=$(grep -oE 'test cases: *[0-9]+ \| *[0-9]+ passed' "$log" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+' | awk '{s+=$1} END {print s+0}')
@@ -45,17 +64,23 @@ run_ctest() {
   PASSED=$((PASSED + p)); FAILED=$((FAILED + f))
 }
 
-# node --test: read its closing "# pass N" / "# fail N".
-run_node() {
+# node --test, its TAP output in $LOGS/NAME.log and its exit code in $LOGS/NAME.code (so that runs started in the
+# background can be counted once they end).
+node_run() {
   local name=$1; shift
-  local log="$LOGS/$name.log" t0=$SECONDS
-  "$@" >"$log" 2>&1
-  local code=$? p f
+  local t0=$SECONDS
+  "$@" >"$LOGS/$name.log" 2>&1
+  echo "$? $((SECONDS - t0))" >"$LOGS/$name.code"
+}
+# read its closing "# pass N" / "# fail N"
+node_count() {
+  local name=$1 log="$LOGS/$1.log" code secs p f
+  read -r code secs <"$LOGS/$name.code" 2>/dev/null || { code=1; secs=0; }
   p=$(grep -E '^# pass [0-9]+' "$log" | tail -n1 | grep -oE '[0-9]+')
   f=$(grep -E '^# fail [0-9]+' "$log" | tail -n1 | grep -oE '[0-9]+')
   p=${p:-0}; f=${f:-0}
   if (( code != 0 && f == 0 )); then f=1; fi
-  echo "$name: $p passed, $f failed ($((SECONDS - t0)) s)"
+  echo "$name: $p passed, $f failed ($secs s)"
   # name each failure (TAP nests subtests, so "not ok" may be indented) and its first error lines
   if (( f > 0 )); then grep -E '^\s*not ok|^#? *(\w*Error|error):' "$log" | head -40; fi
   PASSED=$((PASSED + p)); FAILED=$((FAILED + f))
@@ -67,18 +92,36 @@ check() {
   else FAILED=$((FAILED + 1)); echo "check $name: FAILED"; cat "$LOGS/check-$name.log" | head -20; fi
 }
 
+phase catch2
 run_ctest catch2-native build/native
 run_ctest catch2-asan build/asan
 run_ctest catch2-wasm build/wasm
+
+# The two artifacts' passes side by side: each runs its files one at a time (node's default on 2 cores).
+phase node
 JS_TESTS=$(ls tests/js/*.test.js 2>/dev/null)
 if [[ -n $JS_TESTS ]]; then
-  ATTNSCOPE_SIMD=true run_node js-simd node --test --test-reporter=tap $JS_TESTS
-  ATTNSCOPE_SIMD=false run_node js-scalar node --test --test-reporter=tap $JS_TESTS
+  ATTNSCOPE_SIMD=true node_run js-simd node --test --test-reporter=tap $JS_TESTS &
+  ATTNSCOPE_SIMD=false node_run js-scalar node --test --test-reporter=tap $JS_TESTS &
+  wait
+  node_count js-simd
+  node_count js-scalar
 fi
-BROWSER_TESTS=$(ls tests/browser/*.test.js 2>/dev/null)
-[[ -n $BROWSER_TESTS ]] && run_node browser node --test --test-reporter=tap --test-concurrency=1 $BROWSER_TESTS
+
+# Two browser files at a time, each with its own server and Chromium, on the site scripts/build.sh built; the two
+# shards of the typing sweep, the longest files by far, first (longest first packs the two lanes best).
+phase browser
+BROWSER_TESTS=$( (ls tests/browser/typing-*.test.js; ls tests/browser/*.test.js) 2>/dev/null | awk '!seen[$0]++')
+if [[ -n $BROWSER_TESTS ]]; then
+  ATTNSCOPE_SITE_BUILT=1 node_run browser node --test --test-reporter=tap --test-concurrency=2 $BROWSER_TESTS
+  node_count browser
+fi
+
+phase checks
 check layering bash scripts/check-layering.sh
 check glue-identical bash -c 'cmp <(sed "s/attnscope\.simd\.wasm/attnscope.wasm/g" dist/attnscope.simd.mjs) dist/attnscope.mjs'
+phase ''
+echo "time: whole run: $((SECONDS - RUN_T0)) s wall, $(( ($(cpu_cs) - RUN_C0) / 100 )) s CPU (per phase: $TIMES)"
 
 echo "$PASSED passed, $FAILED failed"
 (( FAILED == 0 ))
