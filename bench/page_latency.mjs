@@ -239,20 +239,25 @@ if (ONLY.has('modelview')) {
   await context.close();
 }
 
+/** Opens the default page in `context`; resolves to { page, ms }: navigation start → the first attention heatmap. */
+async function firstHeatmap(context) {
+  const page = await context.newPage();
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.addInitScript(PROBE, FIRST_HEATMAP);
+  // waited for through the console: page.waitForFunction evaluates Playwright's injected script in the page
+  // (~50-65 ms of its main thread, a trace shows) in the middle of the load it measures
+  const seen = page.waitForEvent('console', { predicate: (m) => m.text() === FIRST_HEATMAP, timeout: 60000 });
+  await page.goto(`${base}web/`, { waitUntil: 'commit' });
+  await seen;
+  return { page, ms: await page.evaluate(() => window.__bench.firstHeatmap) };
+}
+
 if (ONLY.has('cold')) {
   const times = [];
   for (let r = 0; r < RUNS + 1; r++) {
     const context = await browser.newContext(); // no HTTP cache, no compiled-code cache from the last run
-    const page = await context.newPage();
-    await page.setViewportSize({ width: 1280, height: 900 });
-    await page.addInitScript(PROBE, FIRST_HEATMAP);
-    // waited for through the console: page.waitForFunction evaluates Playwright's injected script in the page
-    // (~50-65 ms of its main thread, a trace shows) in the middle of the load it measures
-    const seen = page.waitForEvent('console', { predicate: (m) => m.text() === FIRST_HEATMAP, timeout: 60000 });
-    await page.goto(`${base}web/`, { waitUntil: 'commit' });
-    await seen;
-    const t = await page.evaluate(() => window.__bench.firstHeatmap);
-    if (r > 0) times.push(t); // the first run also warms the server's file cache
+    const { ms } = await firstHeatmap(context);
+    if (r > 0) times.push(ms); // the first run also warms the server's file cache
     await context.close();
   }
   rows.push(['cold load → first heatmap, default page', '≤ 909 (stop 22)', median(times), times]);
@@ -267,17 +272,10 @@ if (ONLY.has('warm')) {
   for (let r = 0; r < RUNS; r++) {
     const profile = mkdtempSync(path.join(tmpdir(), 'attnscope-bench-'));
     const context = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
-    for (const visit of ['first', 'second']) {
-      const page = await context.newPage();
-      await page.setViewportSize({ width: 1280, height: 900 });
-      await page.addInitScript(PROBE, FIRST_HEATMAP);
-      const seen = page.waitForEvent('console', { predicate: (m) => m.text() === FIRST_HEATMAP, timeout: 60000 });
-      await page.goto(`${base}web/`, { waitUntil: 'commit' });
-      await seen;
-      if (visit === 'second') times.push(await page.evaluate(() => window.__bench.firstHeatmap));
-      else await page.waitForTimeout(4000);
-      await page.close();
-    }
+    const first = await firstHeatmap(context);
+    await first.page.waitForTimeout(4000);
+    await first.page.close();
+    times.push((await firstHeatmap(context)).ms);
     await context.close();
     rmSync(profile, { recursive: true, force: true });
   }
