@@ -6,7 +6,8 @@
 # What keeps it fast (issue 24, measured in the README's test-time table): Ninja; the core libraries as unity builds
 # (CMakeLists.txt); the test units at -O1 (tests/cpp/CMakeLists.txt); ccache for g++ and em++ with its cache outside
 # the clone (~/.cache/ccache unless CCACHE_DIR says otherwise; ATTNSCOPE_CCACHE=0 turns it off); and the native and
-# wasm trees built side by side, so that one tree's single-threaded links (wasm-opt) overlap the other's compiles. ATTNSCOPE_BUILD_TIMES=FILE appends "tree wall-seconds" lines for scripts/test.sh.
+# wasm trees built side by side, so that one tree's single-threaded links (wasm-opt) overlap the other's compiles.
+# ATTNSCOPE_BUILD_TIMES=FILE appends "tree wall-seconds" lines for scripts/test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

@@ -38,6 +38,9 @@ export function simdSupported() {
 export const isNode = typeof process === 'object' && process.versions != null && process.versions.node != null
   && typeof window === 'undefined';
 
+/** The URL of dist/`file`, relative to this module (the package folder in Node, the site in browsers). */
+const distUrl = (file) => new URL(`../../dist/${file}`, import.meta.url);
+
 async function fetchWasm(url) {
   const response = await fetch(url);
   if (!response.ok) throw new Error(`createAttnScope: could not load ${url.pathname} (HTTP ${response.status})`);
@@ -45,7 +48,7 @@ async function fetchWasm(url) {
 }
 
 async function readWasm(file) {
-  const url = new URL(`../../dist/${file}`, import.meta.url);
+  const url = distUrl(file);
   if (isNode) {
     const { readFile } = await import('node:fs/promises');
     return readFile(url);
@@ -59,7 +62,7 @@ async function readWasm(file) {
  */
 async function compileWasm(file) {
   if (isNode || typeof WebAssembly.compileStreaming !== 'function') return WebAssembly.compile(await readWasm(file));
-  const response = await fetchWasm(new URL(`../../dist/${file}`, import.meta.url));
+  const response = await fetchWasm(distUrl(file));
   const type = (response.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
   return type === 'application/wasm' ? WebAssembly.compileStreaming(response) : WebAssembly.compile(await response.arrayBuffer());
 }
