@@ -111,7 +111,7 @@ val additive_attention(val a) {
   s.nq = int_in(a["nq"]); s.nk = int_in(a["nk"]); s.dq = int_in(a["dq"]); s.dk = int_in(a["dk"]);
   s.dv = int_in(a["dv"]); s.hidden = int_in(a["hidden"]);
   s.wq = wq; s.wk = wk; s.wv = wv;
-  s.valid_len = int_in(a["validLen"], -1);
+  if (given(a["validLen"])) s.valid_len = a["validLen"].as<int>();
   auto r = attention::additive_attention(s);
   if (!r.ok()) return error_out(r.status());
   return attention_out(r.value(), "output");

@@ -78,7 +78,7 @@ async function readModelFile(name, file, text) {
   return text ? response.text() : new Uint8Array(await response.arrayBuffer());
 }
 
-const GENERATE_OPTIONS = { maxNewTokens: int({ min: 0, optional: true }) };
+const GENERATE_OPTIONS = { maxNewTokens: int({ optional: true }) };
 
 function options(fn, opts) {
   if (!isPlainObject(opts)) fail('TypeError', `${fn}: options must be an object`);

@@ -8,7 +8,7 @@ import { Handle, live } from './handle.js';
 import { createModel } from './model.js';
 import { loadPretrained } from './pretrained.js';
 import {
-  bool, checkString, divisible, f32, int, mask, num, object, oneOf, validate, wellFormed,
+  bool, checkString, f32, int, mask, num, object, oneOf, validate, wellFormed,
 } from './validate.js';
 import { BUNDLED, loadBundled } from './bundled.js';
 
@@ -18,11 +18,10 @@ const MAX_THREADS = 16;
 // ---- shapes used in length messages
 
 const dims = (...names) => (a) => names.map((n) => (typeof n === 'number' ? n : a[n]));
-const len = (...names) => (a) => dims(...names)(a).reduce((p, x) => p * x, 1);
+// NaN when a dimension is not positive: the length check is then skipped and the core reports the dimension.
+const len = (...names) => (a) => dims(...names)(a).reduce((p, x) => (x > 0 ? p * x : NaN), 1);
 const shape = (...names) => (a) => `${names.join('*')} = ${dims(...names)(a).join('*')}`;
 const tensor = (names, opts = {}) => f32({ len: len(...names), shape: shape(...names), ...opts });
-// A tensor whose finiteness the C++ core checks (vectorized, same message): see validate.js f32.
-const coreTensor = (names, opts = {}) => tensor(names, { ...opts, scanFinite: false });
 const maskOf = (...names) => mask({ len: len(...names), shape: shape(...names) });
 
 // key defaults to query and value to key (API.md), which only fits when nk = nq and kdim = dModel.
@@ -36,17 +35,17 @@ function requireKeyUnlessSelf(fn, a, input) {
 
 const SPEC = {
   positionalEncoding: {
-    spec: { n: int(), d: int(), base: num({ positive: true }) },
+    spec: { n: int(), d: int(), base: num() },
     outputs: (a) => [['PE', a.n * a.d, `n*d = ${a.n}*${a.d}`]],
   },
   softmax: {
-    spec: { x: coreTensor(['rows', 'cols'], { allowNegInf: true }), rows: int(), cols: int() },
+    spec: { x: tensor(['rows', 'cols']), rows: int(), cols: int() },
   },
   layerNorm: {
     spec: {
       x: tensor(['n', 'd']), n: int(), d: int(),
       gamma: tensor(['d'], { optional: true }), beta: tensor(['d'], { optional: true }),
-      eps: num({ positive: true }),
+      eps: num(),
     },
   },
   simpleSelfAttention: {
@@ -55,7 +54,7 @@ const SPEC = {
   },
   scaledDotProductAttention: {
     spec: {
-      q: coreTensor(['nq', 'dk']), k: coreTensor(['nk', 'dk']), v: coreTensor(['nk', 'dv']),
+      q: tensor(['nq', 'dk']), k: tensor(['nk', 'dk']), v: tensor(['nk', 'dv']),
       nq: int(), nk: int(), dk: int(), dv: int(),
       mask: maskOf('nq', 'nk'), causal: bool(), scale: num(),
     },
@@ -63,14 +62,14 @@ const SPEC = {
   },
   multiHeadAttention: {
     spec: {
-      query: coreTensor(['nq', 'dModel']), key: coreTensor(['nk', 'kdim'], { optional: true }),
-      value: coreTensor(['nk', 'vdim'], { optional: true }),
+      query: tensor(['nq', 'dModel']), key: tensor(['nk', 'kdim'], { optional: true }),
+      value: tensor(['nk', 'vdim'], { optional: true }),
       nq: int(), nk: int({ optional: true }), dModel: int(), numHeads: int(),
       kdim: int({ optional: true }), vdim: int({ optional: true }),
-      wq: coreTensor(['dModel', 'dModel']), wk: coreTensor(['kdim', 'dModel']), wv: coreTensor(['vdim', 'dModel']),
-      wo: coreTensor(['dModel', 'dModel']),
-      bq: coreTensor(['dModel'], { optional: true }), bk: coreTensor(['dModel'], { optional: true }),
-      bv: coreTensor(['dModel'], { optional: true }), bo: coreTensor(['dModel'], { optional: true }),
+      wq: tensor(['dModel', 'dModel']), wk: tensor(['kdim', 'dModel']), wv: tensor(['vdim', 'dModel']),
+      wo: tensor(['dModel', 'dModel']),
+      bq: tensor(['dModel'], { optional: true }), bk: tensor(['dModel'], { optional: true }),
+      bv: tensor(['dModel'], { optional: true }), bo: tensor(['dModel'], { optional: true }),
       mask: maskOf('nq', 'nk'), causal: bool(), needWeights: bool(),
     },
     defaults(a, input) {
@@ -79,7 +78,6 @@ const SPEC = {
       a.vdim ??= a.dModel;
       requireKeyUnlessSelf('multiHeadAttention', a, input);
     },
-    after: (a) => divisible('multiHeadAttention', a.dModel, 'dModel', a.numHeads, 'numHeads'),
     outputs: (a) => [['weights', a.numHeads * a.nq * a.nk, `numHeads*nq*nk = ${a.numHeads}*${a.nq}*${a.nk}`]],
   },
   additiveAttention: {
@@ -87,20 +85,15 @@ const SPEC = {
       queries: tensor(['nq', 'dq']), keys: tensor(['nk', 'dk']), values: tensor(['nk', 'dv']),
       nq: int(), nk: int(), dq: int(), dk: int(), dv: int(), hidden: int(),
       wq: tensor(['dq', 'hidden']), wk: tensor(['dk', 'hidden']), wv: tensor(['hidden']),
-      validLen: int({ min: 0, optional: true }),
-    },
-    after(a) {
-      if (a.validLen !== undefined && a.validLen > a.nk) {
-        fail('RangeError', `additiveAttention: validLen (${a.validLen}) must be at most nk (${a.nk})`);
-      }
+      validLen: int({ optional: true }),
     },
     outputs: (a) => [['scores', a.nq * a.nk, `nq*nk = ${a.nq}*${a.nk}`]],
   },
   kernelRegression: {
     spec: {
-      xTrain: f32({ nonEmpty: true }),
+      xTrain: f32(),
       yTrain: f32({ len: (a) => a.xTrain.length, shape: (a) => `nTrain = ${a.xTrain.length}, the length of xTrain` }),
-      xQuery: f32({ nonEmpty: true }),
+      xQuery: f32(),
       w: num(),
     },
     outputs: () => [],
@@ -118,7 +111,6 @@ SPEC.createMultiHeadAttention = {
     a.kdim ??= a.dModel;
     a.vdim ??= a.dModel;
   },
-  after: (a) => divisible('createMultiHeadAttention', a.dModel, 'dModel', a.numHeads, 'numHeads'),
 };
 // forward's spec needs the module's dims ({ dModel, numHeads, kdim, vdim }) for lengths and messages.
 function forwardHooks(dimsOf) {
@@ -150,7 +142,7 @@ function layerSpec(fn, decoder) {
   }
   const spec = {
     x: tensor(['n', 'dModel']), n: int(), dModel: int(), numHeads: int(), dFF: int(),
-    params: object(params), normFirst: bool(), activation: oneOf('relu', 'gelu'), eps: num({ positive: true }),
+    params: object(params), normFirst: bool(), activation: oneOf('relu', 'gelu'), eps: num(),
     causal: bool(),
   };
   if (decoder) {
@@ -160,7 +152,6 @@ function layerSpec(fn, decoder) {
   }
   return {
     spec,
-    after: (a) => divisible(fn, a.dModel, 'dModel', a.numHeads, 'numHeads'),
     outputs: (a) => [['weights', a.numHeads * a.n * (decoder ? Math.max(a.n, a.m) : a.n), 'numHeads*n*n']],
   };
 }

@@ -1,8 +1,11 @@
-// Argument checks for every public function, run before anything reaches wasm (STYLE 4.5; MuJoCo and
-// web-tree-sitter check in the wrapper too). Messages: `${fn}: ${arg} (${value}) must be …`. The C++ core
-// repeats the checks as defence in depth — and is the only finiteness check of tensors declared with
-// `scanFinite: false` (see f32), worded identically. A spec maps each option name to a checker; unknown
-// options throw.
+// Argument checks for every public function, run before anything reaches wasm. One policy for the whole
+// layer (model.js, pretrained.js and bundled.js follow it too): JS checks what only JS can see — the
+// argument's JS type, required and unknown keys, that an integer fits the core's int, and that each array
+// has the length its dimensions give (the marshalling: what is copied into wasm memory, and the element limit
+// on what is copied out). Every rule about values — positive dimensions, finiteness of numbers and tensors,
+// divisibility, ranges such as validLen <= nk — has one owner, the C++ core (src/ops/validate.h,
+// src/core/check.h), whose messages read `${fn}: ${arg} (${value}) must be …`. A spec maps each option name to
+// a checker; unknown options throw.
 import { fail } from './errors.js';
 
 const MAX_ELEMENTS = 2 ** 26; // largest tensor (256 MiB of float32) one call may produce or take
@@ -38,26 +41,29 @@ export const wellFormed = (s) => (typeof s.toWellFormed === 'function' ? s.toWel
 
 // ---- checkers: (fn, name, value, args) -> normalised value (or undefined for an absent optional)
 
-export const int = ({ min = 1, optional = false, max = MAX_ELEMENTS } = {}) => scalar((fn, name, v) => {
+/**
+ * An integer argument (a dimension): a number, an integer, at most `max`. Its range (positive, non-negative)
+ * is the core's check; a dimension that is not positive skips the length checks that use it (see f32), so
+ * the core's message about the dimension is the one the caller sees.
+ */
+export const int = ({ optional = false, max = MAX_ELEMENTS } = {}) => scalar((fn, name, v) => {
   if (v === undefined) {
     if (optional) return undefined;
     fail('TypeError', `${fn}: ${name} is required`);
   }
   if (typeof v !== 'number') fail('TypeError', `${fn}: ${name} must be a number, got ${typeName(v)}`);
-  const what = min === 0 ? 'a non-negative integer' : min === 1 ? 'a positive integer' : `an integer >= ${min}`;
-  if (!Number.isInteger(v) || v < min) fail('RangeError', `${fn}: ${name} (${show(v)}) must be ${what}`);
-  if (v > max) fail('RangeError', `${fn}: ${name} (${show(v)}) must be at most ${max}`);
+  if (!Number.isInteger(v)) fail('RangeError', `${fn}: ${name} (${show(v)}) must be an integer`);
+  if (Math.abs(v) > max) fail('RangeError', `${fn}: ${name} (${show(v)}) must be at most ${max}`);
   return v;
 });
 
-export const num = ({ optional = true, positive = false } = {}) => scalar((fn, name, v) => {
+/** A number argument; whether it must be finite or positive is the core's check. */
+export const num = ({ optional = true } = {}) => scalar((fn, name, v) => {
   if (v === undefined) {
     if (optional) return undefined;
     fail('TypeError', `${fn}: ${name} is required`);
   }
   if (typeof v !== 'number') fail('TypeError', `${fn}: ${name} must be a number, got ${typeName(v)}`);
-  if (!Number.isFinite(v)) fail('RangeError', `${fn}: ${name} (${show(v)}) must be finite`);
-  if (positive && !(v > 0)) fail('RangeError', `${fn}: ${name} (${show(v)}) must be positive`);
   return v;
 });
 
@@ -82,16 +88,12 @@ function isNumberArrayLike(v) {
 
 /**
  * A float32 tensor. `len(args)` gives the expected length and `shape(args)` its description, e.g.
- * 'nq*dk = 3*4'. `allowNegInf` lets -Infinity through (softmax inputs). Plain arrays and other typed
- * arrays are converted to a fresh Float32Array. `scanFinite: false` leaves the finiteness check to the
- * C++ core, which words it identically (`${fn}: ${name}[i] (NaN) must be finite`; see
- * bindings/embind/errors.h) with a vectorized scan: this per-element JS loop was a third of a
- * 64x256 multiHeadAttention call. Only for functions whose core checks every such tensor (the
- * core then reports a non-finite element after the JS type and length checks of all arguments).
+ * 'nq*dk = 3*4'; the length is checked only when every dimension is positive (NaN otherwise: the core then
+ * reports the dimension). Plain arrays and other typed arrays are converted to a fresh Float32Array. The
+ * elements' finiteness is the core's check, vectorized and worded `${fn}: ${name}[i] (NaN) must be finite`
+ * (softmax: `… must be finite or -Infinity`).
  */
-export const f32 = ({
-  len, shape, optional = false, allowNegInf = false, nonEmpty = false, scanFinite = true,
-} = {}) => (fn, name, v, args) => {
+export const f32 = ({ len, shape, optional = false } = {}) => (fn, name, v, args) => {
   if (v === undefined || v === null) {
     if (optional) return undefined;
     fail('TypeError', `${fn}: ${name} is required`);
@@ -107,19 +109,11 @@ export const f32 = ({
     }
     a = Float32Array.from(v);
   }
-  if (nonEmpty && a.length === 0) fail('RangeError', `${fn}: ${name} must not be empty`);
   if (a.length > MAX_ELEMENTS) fail('RangeError', `${fn}: ${name} has ${a.length} elements, more than the limit ${MAX_ELEMENTS}`);
   if (len) {
     const want = len(args);
-    if (a.length !== want) {
+    if (want > 0 && a.length !== want) {
       fail('RangeError', `${fn}: ${name} must have length ${want} (${shape(args)}), got ${a.length}`);
-    }
-  }
-  if (!scanFinite) return a;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i];
-    if (x - x !== 0 && !(allowNegInf && x === -Infinity)) {
-      fail('RangeError', `${fn}: ${name}[${i}] (${show(x)}) must be finite${allowNegInf ? ' or -Infinity' : ''}`);
     }
   }
   return a;
@@ -130,7 +124,7 @@ export const mask = ({ len, shape } = {}) => (fn, name, v, args) => {
   if (v === undefined || v === null) return undefined;
   if (!isNumberArrayLike(v)) fail('TypeError', `${fn}: ${name} must be a Uint8Array, got ${typeName(v)}`);
   const want = len(args);
-  if (v.length !== want) fail('RangeError', `${fn}: ${name} must have length ${want} (${shape(args)}), got ${v.length}`);
+  if (want > 0 && v.length !== want) fail('RangeError', `${fn}: ${name} must have length ${want} (${shape(args)}), got ${v.length}`);
   const out = new Uint8Array(v.length);
   for (let i = 0; i < v.length; i++) {
     const x = v[i];
@@ -166,7 +160,7 @@ function checkObject(fn, spec, obj, args, prefix) {
  * Validates the single argument object of `fn`: it must be a plain object, every key known, then
  * integers first (so lengths can be computed), then everything else in spec order. `defaults(args)`
  * fills defaults that depend on other arguments before arrays are checked; `after(args)` runs
- * cross-argument checks (divisibility, ranges). Returns the normalised object.
+ * cross-argument checks of JS types. Returns the normalised object.
  */
 export function validate(fn, spec, input, { defaults, after, outputs } = {}) {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
@@ -202,11 +196,6 @@ export function validate(fn, spec, input, { defaults, after, outputs } = {}) {
 export function scalar(check) {
   check.scalar = true;
   return check;
-}
-
-/** Divisibility check with the contract's wording. */
-export function divisible(fn, a, aName, b, bName) {
-  if (a % b !== 0) fail('RangeError', `${fn}: ${aName} (${a}) must be divisible by ${bName} (${b})`);
 }
 
 export function checkString(fn, name, v) {

@@ -29,12 +29,12 @@ core::Result<AttentionOutput> additive_attention(const AdditiveArgs& a) {
   ATTN_TRY(ops::check_array(fn, "", "wq", a.wq, Dims{"dq*hidden", a.dq, a.hidden}));
   ATTN_TRY(ops::check_array(fn, "", "wk", a.wk, Dims{"dk*hidden", a.dk, a.hidden}));
   ATTN_TRY(ops::check_array(fn, "", "wv", a.wv, Dims{"hidden", a.hidden}));
-  if (a.valid_len < -1 || a.valid_len > a.nk) {
-    return core::range_error(fn, "validLen", "validLen (" + std::to_string(a.valid_len) +
+  if (a.valid_len && (*a.valid_len < 0 || *a.valid_len > a.nk)) {
+    return core::range_error(fn, "validLen", "validLen (" + std::to_string(*a.valid_len) +
                                                  ") must be an integer from 0 to nk (" + std::to_string(a.nk) + ")");
   }
   const int nq = a.nq, nk = a.nk, hidden = a.hidden;
-  const int valid = a.valid_len < 0 ? nk : a.valid_len;
+  const int valid = a.valid_len.value_or(nk);
 
   // 1. projections: qp = queries·Wq [nq, hidden], kp = keys·Wk [nk, hidden] (no biases, as d2l).
   const std::vector<float> qp = ops::linear(a.queries, nq, a.dq, a.wq, hidden, {});

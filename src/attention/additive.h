@@ -2,6 +2,7 @@
 // Layer: attention.
 #pragma once
 
+#include <optional>
 #include <span>
 
 #include "attention/attention_output.h"
@@ -13,7 +14,7 @@ struct AdditiveArgs {
   std::span<const float> queries, keys, values;  // [nq, dq], [nk, dk], [nk, dv]
   int nq = 0, nk = 0, dq = 0, dk = 0, dv = 0, hidden = 0;
   std::span<const float> wq, wk, wv;  // [dq,hidden], [dk,hidden], [hidden]
-  int valid_len = -1;                 // -1 = all keys valid; 0 blocks every key (zero weights and output)
+  std::optional<int> valid_len;       // absent: all keys valid; 0 blocks every key (zero weights and output)
 };
 
 // JS additiveAttention(...) -> { scores, weights, output }:

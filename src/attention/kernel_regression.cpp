@@ -14,6 +14,8 @@ core::Result<KernelRegressionOutput> kernel_regression(std::span<const float> x_
   using ops::Dims;
   const auto n_train = static_cast<long long>(x_train.size());
   const auto n_query = static_cast<long long>(x_query.size());
+  ATTN_TRY(core::check_not_empty(fn, "xTrain", x_train.size()));
+  ATTN_TRY(core::check_not_empty(fn, "xQuery", x_query.size()));
   ATTN_TRY(ops::check_array(fn, "", "xTrain", x_train, Dims{"nTrain", n_train}));
   ATTN_TRY(ops::check_array(fn, "", "yTrain", y_train, Dims{"nTrain", n_train}));
   ATTN_TRY(ops::check_array(fn, "", "xQuery", x_query, Dims{"nQuery", n_query}));

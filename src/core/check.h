@@ -43,6 +43,12 @@ inline Status check_positive(const char* fn, const char* arg, long long value) {
   return range_error(fn, arg, std::string(arg) + " (" + std::to_string(value) + ") must be a positive integer");
 }
 
+// "fn: arg must not be empty" (an array that needs at least one element)
+inline Status check_not_empty(const char* fn, const char* arg, std::size_t size) {
+  if (size > 0) return Status::Ok();
+  return range_error(fn, arg, std::string(arg) + " must not be empty");
+}
+
 // "fn: arg (value) must be a non-negative integer"
 inline Status check_non_negative(const char* fn, const char* arg, long long value) {
   if (value >= 0) return Status::Ok();

@@ -124,7 +124,7 @@ core::Result<std::unique_ptr<GruSeq2Seq>> GruSeq2Seq::create(const GruSeq2SeqCon
 }
 
 core::Status GruSeq2Seq::check_ids(const char* fn, const char* arg, std::span<const std::int32_t> ids) const {
-  if (ids.empty()) return core::range_error(fn, arg, std::string(arg) + " must not be empty");
+  ATTN_TRY(core::check_not_empty(fn, arg, ids.size()));
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (ids[i] < 0 || ids[i] >= cfg_.vocab_size) {
       return id_range_error(fn, std::string(arg) + "[" + std::to_string(i) + "]", ids[i], cfg_.vocab_size - 1,
@@ -167,7 +167,7 @@ core::Status GruSeq2Seq::decode_step(GruSeq2SeqTrace& tr, std::vector<float>& st
   a.keys = a.values = tr.encoder_outputs;
   a.nq = 1, a.nk = tr.source_len, a.dq = a.dk = a.dv = h, a.hidden = cfg_.attention_hidden;
   a.wq = param("decoder.attention.wq"), a.wk = param("decoder.attention.wk"), a.wv = param("decoder.attention.wv");
-  a.valid_len = valid;
+  if (valid >= 0) a.valid_len = valid;  // -1: every source position
   auto att = attention::additive_attention(a);
   if (!att.ok()) {  // only float32 overflow can fail here: re-address it to the caller's function
     core::Status st = att.status();

@@ -454,7 +454,8 @@ TEST_CASE("additiveAttention: matches float64; validLen 0 gives zero weights and
     at::AdditiveArgs a;
     a.queries = queries, a.keys = keys, a.values = values;
     a.nq = nq, a.nk = nk, a.dq = dq, a.dk = dk, a.dv = dv, a.hidden = hidden;
-    a.wq = wq, a.wk = wk, a.wv = wv, a.valid_len = valid_len;
+    a.wq = wq, a.wk = wk, a.wv = wv;
+    if (valid_len >= 0) a.valid_len = valid_len;
     auto r = at::additive_attention(a);
     REQUIRE(r.ok());
     const ref::Attn want = ref::additive(ref::to_double(queries), ref::to_double(keys), ref::to_double(values), nq,
@@ -475,9 +476,10 @@ TEST_CASE("additiveAttention: matches float64; validLen 0 gives zero weights and
   a.wq = wq, a.wk = wk, a.wv = wv, a.valid_len = 8;
   CHECK(at::additive_attention(a).status().message ==
         "additiveAttention: validLen (8) must be an integer from 0 to nk (7)");
-  a.valid_len = -2;
-  CHECK(at::additive_attention(a).status().argument == "validLen");
-  a.valid_len = -1, a.wv = std::span<const float>(wv).first(5);
+  a.valid_len = -1;  // absent means every key; a given validLen is 0..nk
+  CHECK(at::additive_attention(a).status().message ==
+        "additiveAttention: validLen (-1) must be an integer from 0 to nk (7)");
+  a.valid_len = std::nullopt, a.wv = std::span<const float>(wv).first(5);
   CHECK(at::additive_attention(a).status().message == "additiveAttention: wv must have length 6 (hidden = 6), got 5");
   a.wv = wv, a.hidden = 0;
   CHECK(at::additive_attention(a).status().message == "additiveAttention: hidden (0) must be a positive integer");
@@ -495,7 +497,7 @@ TEST_CASE("additiveAttention: PyTorch fixtures", "[attention][additive][fixtures
     a.nq = j.at("nq"), a.nk = j.at("nk"), a.dq = j.at("dq"), a.dk = j.at("dk"), a.dv = j.at("dv");
     a.hidden = j.at("hidden");
     a.wq = arr.f("wq"), a.wk = arr.f("wk"), a.wv = arr.f("wv");
-    a.valid_len = j.value("validLen", -1);
+    if (j.contains("validLen")) a.valid_len = j.at("validLen").get<int>();
     auto r = at::additive_attention(a);
     REQUIRE(r.ok());
     check_close(r.value().scores, fx::doubles(f.expected().at("scores")), f.atol(), f.rtol(), f.name + " scores");
@@ -545,8 +547,8 @@ TEST_CASE("kernelRegression: bad arguments", "[attention][kernel_regression]") {
   const std::vector<float> xt{0, 1, 2}, yt{0, 1}, xq{0.5f};
   CHECK(at::kernel_regression(xt, yt, xq, 1.0).status().message ==
         "kernelRegression: yTrain must have length 3 (nTrain = 3), got 2");
-  CHECK(at::kernel_regression({}, yt, xq, 1.0).status().message == "kernelRegression: xTrain is required");
-  CHECK(at::kernel_regression(xt, xt, {}, 1.0).status().message == "kernelRegression: xQuery is required");
+  CHECK(at::kernel_regression({}, yt, xq, 1.0).status().message == "kernelRegression: xTrain must not be empty");
+  CHECK(at::kernel_regression(xt, xt, {}, 1.0).status().message == "kernelRegression: xQuery must not be empty");
   CHECK(at::kernel_regression(xt, xt, xq, std::numeric_limits<double>::quiet_NaN()).status().message ==
         "kernelRegression: w (NaN) must be a finite number");
 }
