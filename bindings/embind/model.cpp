@@ -80,6 +80,13 @@ val side_out(val o, const model::SideTrace& s) {
     set_if(l, "ffHidden", L.ff_hidden);
     set_if(l, "ffOutput", L.ff_output);
     l.set("output", f32_out(L.output));
+    if (!L.lens_ids.empty()) {  // run option lens: { ids, probs } [n, k]
+      val lens = val::object();
+      lens.set("ids", i32_out(L.lens_ids));
+      lens.set("probs", f32_out(L.lens_probs));
+      lens.set("k", val(L.lens_k));
+      l.set("lens", lens);
+    }
     layers.set(i, l);
   }
   o.set("layers", layers);
@@ -227,7 +234,8 @@ val ModelHandle::config() const {
 }
 
 // input: { text } or { source, target }; options: { trace, full, fullSource, positionalTable, padTo,
-// padMultiple, topK, logProbs } as checked by model.js (JS types only).
+// padMultiple, topK, logProbs, ablate (Int32Array of layer, head pairs), lens } as checked by model.js (JS types
+// only).
 val ModelHandle::run(val input, val options) const {
   model::RunOptions o;
   if (given(options["trace"])) {
@@ -242,6 +250,9 @@ val ModelHandle::run(val input, val options) const {
   o.pad_multiple = int_in(options["padMultiple"], 0);
   if (given(options["topK"])) o.top_k = options["topK"].as<int>();
   o.log_probs = given(options["logProbs"]) && options["logProbs"].as<bool>();
+  const std::vector<std::int32_t> ablate = i32_in(options["ablate"]);
+  for (std::size_t i = 0; i + 1 < ablate.size(); i += 2) o.ablate.emplace_back(ablate[i], ablate[i + 1]);
+  if (given(options["lens"])) o.lens = options["lens"].as<int>();
   auto r = given(input["text"]) ? model_->run(input["text"].as<std::string>(), o)
                                 : model_->run(input["source"].as<std::string>(), input["target"].as<std::string>(), o);
   if (!r.ok()) return error(r.status());

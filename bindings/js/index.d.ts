@@ -162,6 +162,11 @@ export interface LayerTrace {
   /** [n, dModel] ffHidden·W2 + b2, before the residual */
   ffOutput?: Float32Array;
   output: Float32Array;
+  /**
+   * run option lens (the logit lens): [n, k] row-major, at every position the top-k of
+   * softmax(LM head(final norm(output))), descending, ties to the smaller id; the last layer's last row equals `next`
+   */
+  lens?: { ids: Int32Array; probs: Float32Array; k: number };
 }
 
 export interface SideTrace {
@@ -203,6 +208,14 @@ export interface RunOptions {
   topK?: number;
   /** also return logProbs (models with a next-token head) */
   logProbs?: boolean;
+  /**
+   * heads to ablate, 0-based, of the main side (decoder-only, encoder-only, or an encoder-decoder's decoder):
+   * their weights and weights · V are zero (Hugging Face's head_mask with zeros there); a layer or head out of
+   * range is a RangeError naming `ablate`
+   */
+  ablate?: { layer: number; head: number }[];
+  /** the logit lens: every layers[i].lens holds the top-k (k = lens) at every position; needs a language-model head */
+  lens?: number;
 }
 
 export interface Generation { text: string; ids: Int32Array; tokens: string[]; stoppedAtEnd: boolean }

@@ -67,6 +67,28 @@ const layerList = () => scalar((fn, name, v) => {
   return out;
 });
 
+// Run option `ablate`: [{ layer, head }, …] -> Int32Array [layer0, head0, layer1, head1, …]. The ranges are the
+// core's ("run: ablate[0].layer (12) must be an integer from 0 to 11").
+const headList = () => scalar((fn, name, v) => {
+  if (v === undefined) return undefined;
+  if (!Array.isArray(v)) fail('TypeError', `${fn}: ${name} must be an array of { layer, head }, got ${typeName(v)}`);
+  const out = new Int32Array(2 * v.length);
+  v.forEach((item, i) => {
+    if (!isPlainObject(item)) fail('TypeError', `${fn}: ${name}[${i}] must be an object { layer, head }, got ${typeName(item)}`);
+    for (const key of Object.keys(item)) {
+      if (key !== 'layer' && key !== 'head') fail('TypeError', `${fn}: unknown option '${name}[${i}].${key}'`);
+    }
+    ['layer', 'head'].forEach((key, j) => {
+      const x = item[key];
+      if (x === undefined) fail('TypeError', `${fn}: ${name}[${i}].${key} is required`);
+      if (typeof x !== 'number') fail('TypeError', `${fn}: ${name}[${i}].${key} must be a number, got ${typeName(x)}`);
+      if (!Number.isInteger(x) || Math.abs(x) > 2 ** 31 - 1) fail('RangeError', `${fn}: ${name}[${i}].${key} (${String(x)}) must be an integer`);
+      out[2 * i + j] = x;
+    });
+  });
+  return out;
+});
+
 const seed = () => scalar((fn, name, v) => {
   if (v === undefined) return undefined;
   if (typeof v !== 'number') fail('TypeError', `${fn}: ${name} must be a number, got ${typeName(v)}`);
@@ -135,6 +157,8 @@ const RUN_OPTIONS = {
   padMultiple: whole(0),
   topK: whole(0),
   logProbs: bool(),
+  ablate: headList(),
+  lens: whole(),
 };
 const GENERATE_OPTIONS = { maxNewTokens: whole(0) };
 
@@ -157,6 +181,11 @@ export class Model extends Handle {
    * `options.topK`: size of `next` (default: the model's topK).
    * `options.logProbs`: also return `logProbs` [n − 1], ln p(token i+1 | tokens 0..i) under the next-token head
    * (−mean = Hugging Face's `labels=input_ids` loss; encoder-decoder: the target after `<s>`).
+   * `options.ablate`: [{ layer, head }, …] (0-based, the main side's layers): those heads' weights and weights · V
+   * are zero (Hugging Face's `head_mask` with zeros there), and everything after them reflects it.
+   * `options.lens`: k — the logit lens: every `layers[i].lens` is `{ ids: Int32Array, probs: Float32Array, k }`,
+   * [n, k] row-major, the top-k of softmax(LM head(final norm(layers[i].output))) at every position (the last
+   * layer's last row equals `next`). A model without a language-model head throws saying so.
    */
   run(input, options = {}) {
     const h = live(this, 'run');

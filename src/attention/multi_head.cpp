@@ -71,6 +71,7 @@ MhaOutput attend_projected(std::span<const float> q, std::span<const float> k, s
     if (a.keep_trace) std::copy(weights_h, weights_h + n_scores, out.scores.data() + h * n_scores);
     // 5-7. row max, exp and sum, normalize (in place; an all-blocked row becomes zeros)
     ops::masked_softmax_rows(att_h);
+    if (!a.head_keep.empty() && a.head_keep[static_cast<std::size_t>(h)] == 0) std::fill_n(weights_h, n_scores, 0.0f);
     // 8. weighted sum of the values into this head's columns of concat
     ops::matmul_nn(att_h, v_h, concat_h);
   };

@@ -29,6 +29,9 @@ struct MhaArgs {
   bool causal = false;                 // block key j > i (top-left); combines with mask
   bool need_weights = true;
   bool keep_trace = false;               // fill q/k/v/scores/concat below (for the visualiser)
+  // Empty, or num_heads entries: a head with 0 is ablated (run option `ablate`): its weights are zero, as Hugging
+  // Face's head_mask multiplies them, and so is its weights · V (its columns of concat, before W_O).
+  std::span<const std::uint8_t> head_keep;
   // The weights w passed detail::check_mha_config for these d_model/num_heads/kdim/vdim when the caller
   // stored them (a prepared module): skip re-scanning them on every call.
   bool weights_checked = false;

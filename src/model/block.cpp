@@ -29,7 +29,8 @@ std::vector<float> feed_forward(std::span<const float> x, int n, int d_model, in
 namespace {
 
 attention::MhaOutput attend(const BlockArgs& a, std::span<const float> q_in, std::span<const float> kv_in, int nk,
-                            const attention::MhaWeights& w, std::span<const std::uint8_t> mask, bool causal) {
+                            const attention::MhaWeights& w, std::span<const std::uint8_t> mask, bool causal,
+                            std::span<const std::uint8_t> head_keep = {}) {
   attention::MhaArgs m;
   m.query = q_in;
   m.key = m.value = kv_in;
@@ -41,6 +42,7 @@ attention::MhaOutput attend(const BlockArgs& a, std::span<const float> q_in, std
   m.mask = mask;
   m.causal = causal;
   m.keep_trace = a.keep_trace;
+  m.head_keep = head_keep;
   return attention::detail::multi_head_attention_unchecked(m);
 }
 
@@ -113,7 +115,7 @@ BlockOutput run_block(const BlockArgs& a) {
       if (a.cache != nullptr) {
         o = attend_cached(a, in, self ? w.self_attn : w.cross_attn, self);
       } else {
-        o = self ? attend(a, in, in, n, w.self_attn, a.self_mask, a.causal)
+        o = self ? attend(a, in, in, n, w.self_attn, a.self_mask, a.causal, a.head_keep)
                  : attend(a, in, a.memory, a.m, w.cross_attn, a.memory_mask, false);
       }
       if (o.overflowed) {

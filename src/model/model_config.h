@@ -58,6 +58,10 @@ struct RunOptions {
   int pad_multiple = 0;
   std::optional<int> top_k;  // default: the model's
   bool log_probs = false;    // JS logProbs: ln p(token i+1 | tokens 0..i) of the main side (RunTrace::log_probs)
+  // JS ablate: (layer, head) pairs of the main side whose heads are ablated (MhaArgs::head_keep), 0-based.
+  std::vector<std::pair<int, int>> ablate;
+  // JS lens: the logit lens' top-k at every layer and position of the main side (LayerTrace::lens_*); absent: off.
+  std::optional<int> lens;
 };
 
 // Enum spellings of the JS API, in one place. Parsing an unknown spelling is an error naming the argument and

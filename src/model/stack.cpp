@@ -49,6 +49,10 @@ core::Status run_stack(const StackArgs& a, SideTrace& side, const SideTrace* mem
       bool overflowed = false;
       attention::AttentionOutput o = attention::simple_self_attention_masked(x, n, d, side.n_real, &overflowed);
       if (overflowed) return layer_failed(a, li);
+      if (!a.head_keep.empty() && a.head_keep[li * static_cast<std::size_t>(m.num_heads)] == 0) {
+        std::fill(o.weights.begin(), o.weights.end(), 0.0f);  // its one head ablated: weights and weights · X
+        std::fill(o.output.begin(), o.output.end(), 0.0f);
+      }
       if (full || a.weights) t.attention.weights = std::move(o.weights);
       if (full) {
         t.attention.scores = std::move(o.scores);
@@ -73,6 +77,7 @@ core::Status run_stack(const StackArgs& a, SideTrace& side, const SideTrace* mem
       b.eps = spec.eps;
       b.causal = spec.causal;
       b.self_mask = self_mask;
+      if (!a.head_keep.empty()) b.head_keep = a.head_keep.subspan(li * static_cast<std::size_t>(m.num_heads), static_cast<std::size_t>(m.num_heads));
       b.keep_trace = full && a.caches == nullptr;
       b.norm_stats = b.keep_trace;
       if (a.caches != nullptr) b.cache = &(*a.caches)[li];

@@ -4,6 +4,8 @@
 // the last block's output in last_layer_output.
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/status.h"
@@ -26,6 +28,8 @@ struct StackArgs {
   bool full_all = true;                      // every layer keeps the full trace
   bool weights = true;                       // every layer keeps its attention weights
   const std::vector<int>* full_layers = nullptr;  // and these layers keep the full trace
+  // Empty, or [blocks * num_heads]: 0 ablates that layer's head (run option `ablate`, see MhaArgs::head_keep).
+  std::span<const std::uint8_t> head_keep;
   const char* op = "run";
   const char* what = "text";  // argument named in errors ("text", "source", "target")
   // Decoding (generate): one cache per block; side.input holds only the new rows, nothing is traced but the

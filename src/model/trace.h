@@ -44,6 +44,11 @@ struct LayerTrace {
   std::vector<float> ff_hidden;  // [n, d_ff] activation(y W1 + b1), y the feed-forward input
   std::vector<float> ff_output;  // [n, d_model] ff_hidden W2 + b2, before the residual
   std::vector<float> output;     // [n, d_model]
+  // Run option lens (the logit lens): at every position the top lens_k of softmax(LM head(final norm(output))),
+  // [n, lens_k] row-major, descending, ties to the smaller id (what `next` computes at the last position).
+  int lens_k = 0;
+  std::vector<std::int32_t> lens_ids;
+  std::vector<float> lens_probs;
 };
 
 // One side of the model: the text through tokenizer, embedding, positions and a stack of layers.

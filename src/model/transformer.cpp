@@ -157,6 +157,26 @@ EmbedArgs Transformer::embed_args(const char* op) const {
   return a;
 }
 
+void Transformer::logit_lens(const EmbedArgs& ea, const RunVocab& vocab, int k, SideTrace& side) const {
+  const int n = side.n, d = m_.d_model;
+  const auto D = static_cast<std::size_t>(d);
+  for (LayerTrace& layer : side.layers) {
+    // the final norm (GPT-2's ln_f) where the stack has one, as `next` reads the last block through it
+    const std::vector<float> h = m_.main.final_norm
+                                     ? layer_norm(layer.output, n, d, main_w_.final_norm, m_.main.final_norm_eps)
+                                     : layer.output;
+    layer.lens_ids.clear();
+    layer.lens_probs.clear();
+    for (int p = 0; p < n; ++p) {
+      const TopK t = top_k(lm_logits(ea, vocab, std::span<const float>(h.data() + static_cast<std::size_t>(p) * D, D)),
+                           k, ea, vocab);
+      layer.lens_k = static_cast<int>(t.ids.size());  // k capped at the vocabulary size
+      layer.lens_ids.insert(layer.lens_ids.end(), t.ids.begin(), t.ids.end());
+      layer.lens_probs.insert(layer.lens_probs.end(), t.probs.begin(), t.probs.end());
+    }
+  }
+}
+
 core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::string_view target, bool two_sided,
                                              const RunOptions& o) const {
   if (o.pad_to < 0) return core::check_non_negative(kOpRun, "padTo", o.pad_to);
@@ -172,6 +192,33 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
     return core::range_error(kOpRun, "padMultiple",
                              "padMultiple (" + std::to_string(o.pad_multiple) + ") must be at most " +
                                  std::to_string(kMaxTokensLimit));
+  }
+  if (o.lens && *o.lens < 1) return core::check_positive(kOpRun, "lens", *o.lens);
+  if (o.lens && !m_.head.next_token) {
+    return core::invalid_error(kOpRun, "lens",
+                               "lens needs a language-model head (the logit lens reads each layer through it); this "
+                               "model has none");
+  }
+  std::vector<std::uint8_t> head_keep;  // [main blocks * num_heads], 0 = ablated
+  if (!o.ablate.empty()) {
+    const auto layers = static_cast<int>(m_.main.blocks.size());
+    head_keep.assign(static_cast<std::size_t>(layers) * static_cast<std::size_t>(m_.num_heads), 1);
+    for (std::size_t i = 0; i < o.ablate.size(); ++i) {
+      const auto [layer, head] = o.ablate[i];
+      const std::string at = "ablate[" + std::to_string(i) + "]";
+      if (layer < 0 || layer >= layers) {
+        return core::range_error(kOpRun, "ablate", at + ".layer (" + std::to_string(layer) +
+                                                       ") must be an integer from 0 to " + std::to_string(layers - 1));
+      }
+      const int heads = m_.main.blocks[static_cast<std::size_t>(layer)].kind == BlockKind::kSimple ? 1 : m_.num_heads;
+      if (head < 0 || head >= heads) {
+        return core::range_error(kOpRun, "ablate", at + ".head (" + std::to_string(head) +
+                                                       ") must be an integer from 0 to " + std::to_string(heads - 1) +
+                                                       " (layer " + std::to_string(layer) + " has " +
+                                                       std::to_string(heads) + (heads == 1 ? " head)" : " heads)"));
+      }
+      head_keep[static_cast<std::size_t>(layer) * static_cast<std::size_t>(m_.num_heads) + static_cast<std::size_t>(head)] = 0;
+    }
   }
   RunTrace out;
   out.d_model = m_.d_model;
@@ -190,6 +237,7 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
     s.full_layers = &full;
     s.op = kOpRun;
     s.what = what;
+    if (&spec == &m_.main) s.head_keep = head_keep;
     return s;
   };
   if (m_.has_source) {
@@ -226,6 +274,7 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
     const std::span<const float> h(out.main.output.data() + static_cast<std::size_t>(out.main.n_real - 1) * d, d);
     out.next = top_k(lm_logits(ea, vocab, h), k, ea, vocab);
   }
+  if (o.lens) logit_lens(ea, vocab, *o.lens, out.main);
   if (o.log_probs) {
     if (!m_.head.next_token) {
       return core::invalid_error(kOpRun, "logProbs",

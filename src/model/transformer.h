@@ -86,6 +86,8 @@ class Transformer {
   Transformer(ModelDescription m, TextEncoder enc, Parameters params, ModelOptions opt);
   void bind_weights();
   EmbedArgs embed_args(const char* op) const;
+  // Run option lens: every layer's lens_* of the main side (trace.h).
+  void logit_lens(const EmbedArgs& ea, const RunVocab& vocab, int k, SideTrace& side) const;
   core::Result<RunTrace> run_impl(std::string_view source, std::string_view target, bool two_sided,
                                   const RunOptions& o) const;
 
