@@ -19,7 +19,8 @@
 // of attnscope:/ URLs from the embedded files (404 for a missing one, as a server would) and maps
 // `new Worker(attnscope:/web/worker.js)` to the worker's Blob URL. The worker asks the page for files over
 // a MessageChannel, so each file is decoded once and held once. The loader (bindings/js/loader.js) still
-// picks the SIMD or the scalar .wasm itself. Nothing ever leaves the file: the CSP is
+// picks the SIMD or the scalar .wasm itself (never the threaded build, which is not embedded). Nothing ever
+// leaves the file: the CSP is
 // default-src 'none' with hashes for the inline script and style, worker-src blob:, connect-src 'none'.
 //
 // Run: node scripts/build-single.mjs [siteDir] (scripts/build-site.mjs calls it; prints each file's size).
@@ -173,6 +174,8 @@ async function bundle(site, file, format, workers) {
     minify: true,
     write: false,
     external: ['node:*'], // the Node branches (fs reads of .wasm / models) are never taken in a page
+    // the threaded glue and its worker script are not embedded: the loader picks only the builds that are
+    define: { ATTNSCOPE_THREADED_BUILD: 'false' },
     plugins: [vfsPlugin(site, workers)],
     logLevel: 'error',
   });

@@ -4,7 +4,7 @@
 // link; the worker's traces go into the store and are drawn. Holds no math (numbers come from the attnscope module
 // in ./worker.js) and no view (web/panels/, web/views/). Text is only ever written with textContent.
 import { $ } from './dom.js';
-import { takeWorker } from './boot.js'; // first: it starts the compute worker before the rest of the page runs
+import { takeWorker, startWorker, describeWorkerError } from './boot.js'; // first: it starts the compute worker before the rest of the page runs
 import { DEFAULTS } from './state.js';
 import { createStore } from './store.js';
 import { createUrl } from './url.js';
@@ -45,12 +45,27 @@ const compute = createCompute({
   next: () => ({ state: { ...state }, need: { all: scheduler.wanted(store, 'all'), full: !data.trace || scheduler.wanted(store, 'full') } }),
   onRun,
   onReady(info) {
-    Object.assign(data.info, { ...info, ready: true, pretrained: !!info.pretrained, bundled: info.bundled ?? [] });
+    Object.assign(data.info, { ...info, ready: true, failed: false, pretrained: !!info.pretrained, bundled: info.bundled ?? [] });
     document.documentElement.dataset.simd = String(info.simd);
     models.fill();
     status();
   },
   onBusy: () => scheduler.busy(),
+  start(onMessage, onError) {
+    const w = startWorker();
+    w.addEventListener('message', onMessage);
+    w.addEventListener('error', onError);
+    return w;
+  },
+  onFailed(e, started) {
+    data.info.failed = true;
+    showError(data, t(started ? 'error.workerDied' : 'error.worker', { message: describeWorkerError(e, started) }));
+    status();
+  },
+  onRestart(e) { // the text, the settings and the views drawn stay; the run in flight is computed again
+    Object.assign(data.info, { ready: false, restarted: describeWorkerError(e, true) });
+    status();
+  },
   onSent(need, completion) {
     sent.push({ need, completion });
     if (sent.length > 50) sent.splice(0, sent.length - 50);
@@ -152,6 +167,7 @@ function onRun(answer, run) {
     status();
   };
   if (!answer.ok) {
+    if (!data.info.ready) data.info.failed = true; // the module could not start (the message says why)
     showError(data, answer.error.message);
     finish();
     return;
@@ -247,11 +263,14 @@ Object.defineProperty(window, '__attnscope', {
     /** the attention-family views' last results and the parameters they were computed for */
     get family() { return family.snapshot(); },
     defaults: DEFAULTS,
+    /** test hook: the compute worker dies of an uncaught error, as in a crash (the page restarts it) */
+    crashWorker: () => compute.crash(),
   }),
 });
 
 // ---- boot
 
+$('no-start').remove(); // the script runs: the note for a page whose script never ran goes
 useLanguage(detectLanguage(state.lang));
 // text typed into a box before this ran (the page shows them from its first paint) is kept, not replaced
 const typedEarly = TEXT_IDS.filter((id) => $(id).value !== $(id).defaultValue);
@@ -261,5 +280,5 @@ controls.sync();
 controls.wire();
 wire();
 // last: the worker's early messages (ready) update what the lines above set up
-compute.attach(takeWorker(compute.onMessage, (e) => showError(data, t('error.worker', { message: e.message || t('error.seeConsole') }))));
+compute.attach(takeWorker(compute.onMessage, compute.onError));
 compute.schedule(0);

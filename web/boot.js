@@ -5,9 +5,26 @@
 // most MAX_WAIT ms): Chromium starts a worker's thread from the page's main thread, and with app.js evaluating there
 // (~0.15 s on a cold load) the worker's thread began only after it, while the first trace waits on the worker
 // alone (its fetches, compile and run) and the main thread then sat idle. What the worker sends before app.js
-// listens is kept and handed over.
+// listens is kept and handed over. startWorker() starts a fresh one when the first has died (web/compute.js).
 const MAX_WAIT = 300;
-const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+
+/** A new compute worker (the single-file page maps this URL to its embedded worker: scripts/build-single.mjs). */
+export const startWorker = () => new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+
+/**
+ * A worker's error event in words: its message, file and line when the browser gives them (an uncaught error in
+ * the worker), else what a bare error Event means (its script was refused or not found, or it died).
+ */
+export function describeWorkerError(e, started) {
+  if (e && typeof e.message === 'string' && e.message) {
+    const file = e.filename ? ` (${e.filename.replace(/^.*\/(?=[^/]+\/[^/]+$)/, '')}${e.lineno ? `:${e.lineno}` : ''}${e.colno ? `:${e.colno}` : ''})` : '';
+    return `${e.message}${file}`;
+  }
+  return started ? 'the worker stopped without a message'
+    : 'its script web/worker.js was refused or not found (the host must send .js as text/javascript; a Content Security Policy must allow it in worker-src)';
+}
+
+const worker = startWorker();
 const early = [];
 const keep = (e) => early.push(e);
 worker.addEventListener('message', keep);

@@ -3,16 +3,24 @@
 // computing is sent when that one returns, and the returning one is then dropped, so typing never queues stale
 // traces; a completion (the same input again, for the parts the first run left out) is a run too. Everything else
 // (load, next, generate, heldout) is a call: a promise of its value, with progress reported on the way.
+// A worker that dies after it started (an uncaught error: out of memory, a crash) is replaced by a new one: the
+// calls it held are rejected, the run it was computing is sent again, and the page keeps what it shows.
 import * as msg from './protocol.js';
+
+/** Restarts in a row without an answer between them after which a dying worker is left dead (it would loop). */
+const MAX_RESTARTS = 3;
 
 /**
  * The client, to be given its worker with attach(worker) (web/boot.js started it; its early messages are
  * replayed into onMessage). `hooks`:
  *   next()                  → { state, need } of the run to send now (read when it is sent, not when asked for)
  *   onRun(answer, run)      a run's answer (not superseded): answer { ok, value | error, ms }, run { state, need, t0, completion, serial }
- *   onReady(info)           the module has loaded: { simd, version, model, pretrained, bundled }
+ *   onReady(info)           the module has loaded: { simd, threads, startup, version, model, pretrained, bundled }
  *   onBusy()                a run is now due or computing (the render scheduler marks the page busy)
  *   onSent(need, completion) what each run asked for (window.__attnscope.requests)
+ *   start(onMessage, onError) → a new worker wired to them (web/boot.js startWorker)
+ *   onFailed(event, started) the worker failed: it never started (started false) or died too often to restart
+ *   onRestart(event)        the worker died and a new one was started in its place
  */
 export function createCompute(hooks) {
   let worker = null;
@@ -21,6 +29,8 @@ export function createCompute(hooks) {
   let pending = false; // a newer run is due when it returns
   let timer = 0; // a run scheduled, not yet due
   const calls = new Map(); // id → { resolve, reject, onProgress }
+  let started = false; // the worker said 'started'
+  let restarts = 0; // in a row, without an answer since
 
   function send(run) {
     inflight = { id: ++seq, t0: performance.now(), ...run };
@@ -72,9 +82,36 @@ export function createCompute(hooks) {
     return answer;
   }
 
+  /** The worker's error event: before it started, it cannot start; after, it died (or is in an unknown state). */
+  function onError(e) {
+    if (!started || restarts >= MAX_RESTARTS) {
+      hooks.onFailed(e, started);
+      return;
+    }
+    restarts += 1;
+    worker.terminate();
+    started = false;
+    const lost = new Error('the compute worker stopped and was restarted; try again');
+    for (const c of calls.values()) c.reject(lost);
+    calls.clear();
+    worker = hooks.start(onMessage, onError);
+    hooks.onRestart(e);
+    const run = inflight;
+    inflight = null;
+    if (run?.completion) send(run); // the same trace's missing parts, asked for again
+    else if (run || pending) {
+      pending = false;
+      request(); // the newest input, computed by the new worker
+    }
+  }
+
   function onMessage(e) {
     const m = e.data;
-    if (m.type === 'started') return; // the worker is up (web/boot.js waits for it)
+    if (m.type === 'started') { // the worker is up (web/boot.js waits for it)
+      started = true;
+      return;
+    }
+    if (m.type === 'done') restarts = 0;
     if (m.type === 'ready') {
       const { type, ...info } = m;
       hooks.onReady(info);
@@ -108,6 +145,9 @@ export function createCompute(hooks) {
     complete,
     call,
     onMessage,
+    onError,
+    /** Test hook: makes the worker die of an uncaught error (harmless unless called). */
+    crash: () => worker.postMessage(msg.request('crash', ++seq, {})),
     /** A run is due, computing or about to be sent (a completion counts). */
     busy: () => !!(inflight || pending || timer),
     /** A newer input is on its way: its trace will replace the one drawn (a completion does not count). */

@@ -4,7 +4,7 @@
 //
 //   page → worker   { id, kind, ...args }            kind ∈ KINDS, args as listed there
 //   worker → page   { type: 'started' }              at once, before the module loads (web/boot.js waits for it)
-//                   { type: 'ready', simd, version, model, pretrained, bundled }   once the module has loaded
+//                   { type: 'ready', simd, threads, startup, version, model, pretrained, bundled }   once the module has loaded
 //                   { type: 'progress', id, fraction }                            while a load or score is measured
 //                   { type: 'done', id, kind, ok: true, value, ms } | { type: 'done', id, kind, ok: false, error }
 
@@ -15,6 +15,7 @@ export const KINDS = Object.freeze({
   next: ['state', 'position', 'ids', 'end', 'topK'], // a causal model's next-token top-k after one position
   generate: ['state', 'maxNewTokens'], // greedy continuation → { text, tokens, ids, stoppedAtEnd }
   heldout: ['name'], // a bundled model's held-out score, measured in the worker
+  crash: [], // a test hook (window.__attnscope.crashWorker): the worker dies of an uncaught error; never sent otherwise
 });
 
 /** A request of `kind` with id `id`; `args` must hold exactly the kind's arguments. */

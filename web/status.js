@@ -4,11 +4,27 @@ import { $, h, replace } from './dom.js';
 import { t } from './i18n.js';
 
 
-/** The status line from the store's data: the build, the model shown, the last run's timing. `name(model)`: its label. */
+/**
+ * Which build runs and why, in one phrase: the threads in use, or why there is one (the loader's
+ * startup.singleThread), and the builds that failed before it (their reasons are the module's text, untranslated).
+ */
+function buildWhy(info) {
+  const parts = [info.threads > 1 ? t('status.threads', { n: info.threads }) : t('status.oneThread')];
+  const why = info.startup?.singleThread;
+  if (info.threads <= 1 && why && why !== 'failed') parts.push(t(`status.why.${why}`));
+  const label = { 'simd-threads': 'status.threaded', simd: 'status.simd', scalar: 'status.scalar' };
+  for (const f of info.startup?.fallbacks ?? []) parts.push(t('status.fellBack', { build: t(label[f.build]), reason: f.reason }));
+  return parts.join('; ');
+}
+
+/** The status line from the store's data: the build and why, the model shown, the last run's timing. `name(model)`: its label. */
 export function showStatus(data, name) {
   const parts = [];
-  if (!data.info.ready) parts.push(t('status.loading'));
-  else parts.push(t('status.build', { build: t(data.info.simd ? 'status.simd' : 'status.scalar'), version: data.info.version }));
+  const { info } = data;
+  if (info.failed) parts.push(t('status.failed'));
+  else if (!info.ready) parts.push(t('status.loading'));
+  else parts.push(t('status.build', { build: t(info.simd ? 'status.simd' : 'status.scalar'), version: info.version }), buildWhy(info));
+  if (info.restarted) parts.push(t('status.restarted', { reason: info.restarted }));
   if (data.traceState?.mode === 'text' && data.traceState.model !== 'random') parts.push(name(data.traceState.model));
   if (data.timing.compute != null) {
     parts.push(t('status.timing', { compute: data.timing.compute.toFixed(1), render: data.timing.render.toFixed(1) }));

@@ -56,7 +56,9 @@ export function createStore(hash) {
     traceState: null, // the state it was computed for
     serial: 0, // one number per trace received (panels' keys)
     runs: 0, // runs finished (drawn or failed)
-    info: { simd: null, version: null, model: null, ready: false, pretrained: false, bundled: [], checkpoint: null },
+    info: {
+      simd: null, threads: null, startup: null, version: null, model: null, ready: false, failed: false, restarted: null, pretrained: false, bundled: [], checkpoint: null,
+    },
     timing: { compute: null, render: null, total: null },
     error: null, // the message shown in the error banner
     picking: false, // "your own checkpoint…" chosen, no checkpoint loaded yet

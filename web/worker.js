@@ -15,6 +15,8 @@ function load() {
     ready = createAttnScope({ relaxedSimd: false }).then((as) => {
       self.postMessage(msg.ready({
         simd: as.simd,
+        threads: as.threads,
+        startup: as.startup ?? null, // which builds failed before this one, why one thread runs
         version: as.version,
         model: typeof as.createModel === 'function',
         pretrained: typeof as.loadPretrained === 'function', // features of newer builds, detected
@@ -46,6 +48,10 @@ const WORK = {
   heldout: (p, r, onProgress) => p.heldout(r.name, onProgress),
   next: (p, r) => p.nextAt(r.state, r.position, r.ids, r.end, r.topK),
   generate: (p, r) => p.generate(r.state, r.maxNewTokens),
+  crash: () => new Promise(() => {
+    // an uncaught error, as a crash gives: the page restarts the worker (web/compute.js); never answered
+    setTimeout(() => { throw new Error('the compute worker was made to crash (test hook)'); });
+  }),
 };
 
 // said first, before the module loads: the page waits for it before its own start-up (web/boot.js)

@@ -254,6 +254,22 @@ export interface AttnScope {
   readonly threads: number;
   /** True when the fused multiply-add (relaxed SIMD) GEMM micro-kernel runs. */
   readonly relaxedSimd: boolean;
+  /**
+   * How the running build was chosen. With the options left at 'auto', a build that fails to start (a script
+   * refused for its MIME type or missing, a failed compile or instantiation, pool threads that never come up)
+   * gives way to the next: threaded SIMD128, then single-threaded SIMD128, then scalar.
+   * @example as.startup // { fallbacks: [{ build: 'simd-threads', reason: 'dist/attnscope.simd.mt.worker.cjs is served as application/octet-stream, …' }], singleThread: 'failed' }
+   */
+  readonly startup: {
+    /** The builds that failed to start before this one, in order, each with its reason. */
+    readonly fallbacks: ReadonlyArray<{ readonly build: 'simd-threads' | 'simd' | 'scalar'; readonly reason: string }>;
+    /**
+     * Why one thread runs; null when several do. 'requested' (threads: 1), 'no-simd' (the threaded build is SIMD128
+     * only), 'not-isolated' (no SharedArrayBuffer: the page lacks COOP + COEP), 'not-embedded' (the single-file
+     * page embeds no threaded build), 'one-core', 'failed' (the threaded build failed to start: see fallbacks).
+     */
+    readonly singleThread: null | 'requested' | 'no-simd' | 'not-isolated' | 'not-embedded' | 'one-core' | 'failed';
+  };
 
   /**
    * Sinusoidal positional encoding [n, d]: PE[p,2i] = sin(p / base^(2i/d)), PE[p,2i+1] = cos(p / base^(2i/d)).

@@ -219,7 +219,7 @@ function f32Ints(fn, name, v) {
 class AttnScope {
   #m;
 
-  constructor(module, simd, threads, relaxedSimd) {
+  constructor(module, simd, threads, relaxedSimd, startup) {
     this.#m = module;
     /** True when the SIMD128 build is the one running. */
     this.simd = simd;
@@ -227,6 +227,14 @@ class AttnScope {
     this.threads = threads;
     /** True when the fused multiply-add (relaxed SIMD) GEMM micro-kernel runs. */
     this.relaxedSimd = relaxedSimd;
+    /**
+     * How the build running was chosen: `fallbacks`, the builds that failed to start before it ({ build, reason },
+     * build 'simd-threads' | 'simd' | 'scalar'), and `singleThread`, why one thread runs (null when several do).
+     */
+    this.startup = Object.freeze({
+      fallbacks: Object.freeze(startup.fallbacks.map((f) => Object.freeze({ ...f }))),
+      singleThread: startup.singleThread,
+    });
     /** The package version. */
     this.version = module.version();
     Object.freeze(this);
@@ -352,6 +360,6 @@ export async function createAttnScope(options = {}) {
   if (relaxedSimd !== 'auto' && relaxedSimd !== true && relaxedSimd !== false) {
     fail('TypeError', `createAttnScope: relaxedSimd (${String(relaxedSimd)}) must be 'auto', true or false`);
   }
-  const { module, simd: useSimd, threads: useThreads, relaxedSimd: useRelaxed } = await loadModule(simd, threads, relaxedSimd);
-  return new AttnScope(module, useSimd, useThreads, useRelaxed);
+  const { module, simd: useSimd, threads: useThreads, relaxedSimd: useRelaxed, ...startup } = await loadModule(simd, threads, relaxedSimd);
+  return new AttnScope(module, useSimd, useThreads, useRelaxed, startup);
 }

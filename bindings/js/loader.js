@@ -100,12 +100,18 @@ async function coreCount() {
 }
 
 /**
- * The thread count to load: 'auto' -> min(4, cores) where threads work (and SIMD128 runs: the threaded
- * module is SIMD128 only), else 1; an integer is checked against the same conditions.
+ * The thread count to load, and why it is 1 when it is: 'auto' -> min(4, cores) where threads work (and SIMD128
+ * runs: the threaded module is SIMD128 only), else 1; an integer is checked against the same conditions.
+ * Resolves to { threads, why } with why one of null (threads chosen), 'requested' (threads: 1), 'no-simd',
+ * 'not-embedded' (the single-file page), 'not-isolated' (no SharedArrayBuffer: no COOP + COEP), 'one-core'.
  */
 async function chooseThreads(threads, useSimd) {
   if (threads === 'auto') {
-    return useSimd && threadsSupported() ? Math.max(1, Math.min(AUTO_THREADS_MAX, await coreCount())) : 1;
+    if (!useSimd) return { threads: 1, why: 'no-simd' };
+    if (!THREADED_BUILD) return { threads: 1, why: 'not-embedded' };
+    if (!threadsSupported()) return { threads: 1, why: 'not-isolated' };
+    const n = Math.max(1, Math.min(AUTO_THREADS_MAX, await coreCount()));
+    return { threads: n, why: n > 1 ? null : 'one-core' };
   }
   if (threads > 1 && !threadsSupported()) {
     throw new Error(`createAttnScope: threads (${threads}) needs SharedArrayBuffer: Node or a cross-origin-isolated page (COOP same-origin + COEP require-corp); use threads: 'auto' or 1`);
@@ -113,7 +119,10 @@ async function chooseThreads(threads, useSimd) {
   if (threads > 1 && !useSimd) {
     throw new Error(`createAttnScope: threads (${threads}) needs the SIMD128 build (the threaded module is SIMD128 only); use threads: 1 with simd: false`);
   }
-  return threads;
+  if (threads > 1 && !THREADED_BUILD) {
+    throw new Error(`createAttnScope: threads (${threads}) needs the threaded build, which this single-file page does not embed; use threads: 'auto' or 1`);
+  }
+  return { threads, why: threads > 1 ? null : 'requested' };
 }
 
 const QUIET = {
@@ -122,25 +131,99 @@ const QUIET = {
   printErr: () => {},
 };
 
+/**
+ * The threaded build is there to load: false in the single-file page, whose bundler (scripts/build-single.mjs)
+ * defines ATTNSCOPE_THREADED_BUILD as false because it embeds neither the threaded glue nor its worker script.
+ */
+// eslint-disable-next-line no-undef
+const THREADED_BUILD = typeof ATTNSCOPE_THREADED_BUILD === 'undefined' || ATTNSCOPE_THREADED_BUILD !== false;
+
+/** The pool threads get this long to come up; a pool that is not up by then counts as failed (a worker that never starts). */
+const THREAD_START_MS = 15000;
+
+/**
+ * In a browser, checks that dist/`file` is served as JavaScript before it is imported or started as a worker: a
+ * host sending another type (e.g. application/octet-stream) gets the script refused, which the browser reports
+ * without a reason (a bare error Event). Resolves, or throws naming the file and what the host sent.
+ */
+async function checkScript(file) {
+  if (isNode) return;
+  const response = await fetch(distUrl(file), { method: 'HEAD' });
+  if (!response.ok) throw new Error(`dist/${file} could not be loaded (HTTP ${response.status})`);
+  const type = (response.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
+  if (!/^(text|application)\/(x-)?(java|ecma)script$/.test(type)) {
+    throw new Error(`dist/${file} is served as ${type || 'no type'}, not JavaScript (the host must send text/javascript for .mjs and .cjs)`);
+  }
+}
+
+/**
+ * Rejects when a pool thread fails to start: the 3.1.6 glue rethrows a pool worker's error event from its
+ * onerror handler, which lands here (the global 'error' event of the page or worker running the glue) instead
+ * of escaping as "Uncaught [object Event]"; and when the pool is not up after THREAD_START_MS.
+ * Returns { failed, stop }: the promise and the function that removes the listener and the timer.
+ */
+function watchThreads() {
+  let fail;
+  const failed = new Promise((_, reject) => { fail = reject; });
+  const onError = (e) => {
+    const thrown = e.error;
+    if (!(typeof Event === 'function' && thrown instanceof Event)) return;
+    e.preventDefault(); // handled here: it must not reach the page as an uncaught error
+    const where = thrown.filename ? ` (${thrown.filename}:${thrown.lineno})` : '';
+    fail(new Error(`a pool thread failed to start: ${thrown.message || 'its worker script was refused or not found'}${where}`));
+  };
+  const timer = setTimeout(() => fail(new Error(`the pool threads did not start within ${THREAD_START_MS / 1000} s`)), THREAD_START_MS);
+  if (!isNode) globalThis.addEventListener?.('error', onError);
+  return {
+    failed,
+    stop() {
+      clearTimeout(timer);
+      if (!isNode) globalThis.removeEventListener?.('error', onError);
+    },
+  };
+}
+
 async function loadThreaded(threads) {
   // A computed specifier: bundlers (scripts/build-single.mjs's esbuild) leave the threaded glue out of the
   // single-file page, which is never cross-origin isolated.
   const glueUrl = new URL('../../dist/attnscope.simd.mt.mjs', import.meta.url);
-  // the glue and the wasm fetched side by side (one round trip less on a page's cold load)
-  const [{ default: createThreaded }, wasm] = await Promise.all([import(glueUrl.href), compileWasm('attnscope.simd.mt.wasm')]);
-  const workerUrl = new URL('../../dist/attnscope.simd.mt.worker.cjs', import.meta.url);
-  const module = await instantiate(createThreaded, wasm, {
-    attnscopeWorkers: threads - 1,
-    // The glue asks for '<name>.worker.js'; it ships as .cjs (a .js would be read as ESM in Node).
-    locateFile: (file, dir) => {
-      if (!file.endsWith('.worker.js')) return dir + file;
-      return isNode ? decodeURIComponent(workerUrl.pathname) : workerUrl.href;
-    },
-    ...QUIET,
-  });
+  const workerFile = 'attnscope.simd.mt.worker.cjs';
+  const workerUrl = distUrl(workerFile);
+  // the glue and the wasm fetched side by side (one round trip less on a page's cold load); the two scripts'
+  // types checked first, so a host sending them as another type gets named instead of a bare error
+  const [{ default: createThreaded }, wasm] = await Promise.all([
+    Promise.all([checkScript('attnscope.simd.mt.mjs'), checkScript(workerFile)]).then(() => import(glueUrl.href)),
+    compileWasm('attnscope.simd.mt.wasm'),
+  ]);
+  const watch = watchThreads();
+  let module;
+  try {
+    module = await Promise.race([instantiate(createThreaded, wasm, {
+      attnscopeWorkers: threads - 1,
+      // The glue asks for '<name>.worker.js'; it ships as .cjs (a .js would be read as ESM in Node).
+      locateFile: (file, dir) => {
+        if (!file.endsWith('.worker.js')) return dir + file;
+        return isNode ? decodeURIComponent(workerUrl.pathname) : workerUrl.href;
+      },
+      ...QUIET,
+    }), watch.failed]);
+  } finally {
+    watch.stop();
+  }
   const inUse = module.setThreads(threads);
   module.unrefThreads();
   return { module, threads: inUse };
+}
+
+/** The builds, by name: what `fallbacks` in loadModule's answer names. */
+const BUILD = { threaded: 'simd-threads', simd: 'simd', scalar: 'scalar' };
+
+/** The browser refused to compile WebAssembly at all: its Content Security Policy lacks 'wasm-unsafe-eval'. */
+const cspRefused = (e) => /Content Security Policy|wasm-unsafe-eval|unsafe-eval/.test(String(e?.message ?? e));
+
+async function loadSingle(useSimd) {
+  const module = await instantiate(createAttnscope, await compileWasm(useSimd ? 'attnscope.simd.wasm' : 'attnscope.wasm'), QUIET);
+  return { module, simd: useSimd, threads: 1 };
 }
 
 /** The relaxed-SIMD kernel module's one export (kernels-relaxed/f32-gemm-4x8-wasmrelaxedsimd.c). */
@@ -203,7 +286,13 @@ async function installRelaxedKernel(module, relaxedSimd, threaded) {
  * Instantiates the module. `simd`: 'auto' (detect), true (require SIMD128, error if the engine lacks
  * it) or false (scalar build); `threads`: 'auto' or a positive integer; `relaxedSimd`: 'auto', true (require
  * the fused multiply-add kernel, error where it cannot run) or false (all validated by the caller).
- * Resolves to { module, simd, threads, relaxedSimd }.
+ * What 'auto' chose degrades, never dies: threaded SIMD128, then single-threaded SIMD128, then scalar — a build
+ * that fails to start (a script refused for its MIME type or missing, a failed compile or instantiation, pool
+ * threads that never come up) moves to the next one an option left open. A build asked for explicitly fails
+ * with its own error; a Content Security Policy without 'wasm-unsafe-eval' fails at once (no build can run).
+ * Resolves to { module, simd, threads, relaxedSimd, fallbacks: [{ build, reason }], singleThread } where
+ * `fallbacks` lists the builds that failed, in order, and `singleThread` says why one thread runs (see
+ * chooseThreads; null when several do).
  */
 export async function loadModule(simd = 'auto', threads = 'auto', relaxedSimd = 'auto') {
   const supported = simdSupported();
@@ -214,9 +303,32 @@ export async function loadModule(simd = 'auto', threads = 'auto', relaxedSimd = 
   if (relaxedSimd === true && !useSimd) {
     throw new Error('createAttnScope: relaxedSimd (true) needs the SIMD128 build; use relaxedSimd: \'auto\' or false with simd: false');
   }
-  const useThreads = await chooseThreads(threads, useSimd);
-  const loaded = useThreads > 1 ? { ...(await loadThreaded(useThreads)), simd: true }
-    : { module: await instantiate(createAttnscope, await compileWasm(useSimd ? 'attnscope.simd.wasm' : 'attnscope.wasm'), QUIET), simd: useSimd, threads: 1 };
-  const useRelaxed = useSimd && relaxedSimd !== false ? await installRelaxedKernel(loaded.module, relaxedSimd, useThreads > 1) : false;
-  return { ...loaded, relaxedSimd: useRelaxed };
+  const chosen = await chooseThreads(threads, useSimd);
+  // the builds to try, in order: [name, load]; the later ones only where the options leave them open
+  const plan = [];
+  if (chosen.threads > 1) plan.push([BUILD.threaded, async () => ({ ...(await loadThreaded(chosen.threads)), simd: true })]);
+  if (chosen.threads === 1 || threads === 'auto') {
+    if (useSimd) plan.push([BUILD.simd, () => loadSingle(true)]);
+    if (!useSimd || simd === 'auto') plan.push([BUILD.scalar, () => loadSingle(false)]);
+  }
+  const fallbacks = [];
+  for (const [build, load] of plan) {
+    let loaded;
+    try {
+      loaded = await load();
+    } catch (e) {
+      const reason = String(e?.message ?? e).replace(/^createAttnScope: /, '');
+      if (cspRefused(e)) {
+        throw new Error(`createAttnScope: the page's Content Security Policy does not allow WebAssembly: its script-src needs 'wasm-unsafe-eval' (${reason})`);
+      }
+      fallbacks.push({ build, reason });
+      continue;
+    }
+    const threaded = loaded.threads > 1;
+    const useRelaxed = loaded.simd && relaxedSimd !== false ? await installRelaxedKernel(loaded.module, relaxedSimd, threaded) : false;
+    const singleThread = threaded ? null : (fallbacks.length ? 'failed' : chosen.why);
+    return { ...loaded, relaxedSimd: useRelaxed, fallbacks, singleThread };
+  }
+  if (plan.length === 1) throw new Error(`createAttnScope: ${fallbacks[0].reason}`);
+  throw new Error(`createAttnScope: no build could start: ${fallbacks.map((f) => `${f.build}: ${f.reason}`).join('; ')}`);
 }

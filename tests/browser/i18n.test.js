@@ -135,7 +135,7 @@ test('i18n: switching the language keeps the typed text and the state, recompute
   assert.equal(await page.textContent('#attention-view .tab[data-layer="2"]'), '第 3 层');
   assert.equal(await page.evaluate(() => document.title), 'attnscope — 在浏览器里算注意力');
   assert.equal(await page.getAttribute('#text', 'placeholder'), '随便输入点什么——英文、中文、表情 🙂、代码…');
-  assert.match(await page.textContent('#status'), /^SIMD128 wasm · v\d+\.\d+\.\d+ · 计算 [\d.]+ ms，绘制 [\d.]+ ms$/);
+  assert.match(await page.textContent('#status'), /^SIMD128 wasm · v\d+\.\d+\.\d+ · \d+ 个线程 · 计算 [\d.]+ ms，绘制 [\d.]+ ms$/);
   assert.match(page.url(), /[#&]lang=zh-CN/);
   assert.equal(await page.getAttribute('#learn-link', 'href'), 'learn/#lang=zh-CN', 'the guided path opens in the same language');
 

@@ -17,7 +17,7 @@ test('page: loads with SIMD, no console errors and no off-origin requests', asyn
   const { page, rec } = await open();
   const info = await page.evaluate(() => window.__attnscope.info);
   assert.equal(info.simd, true, 'the SIMD128 build runs in chromium');
-  assert.match(await page.textContent('#status'), /SIMD128 wasm · v\d+\.\d+\.\d+ · computed in [\d.]+ ms/);
+  assert.match(await page.textContent('#status'), /SIMD128 wasm · v\d+\.\d+\.\d+ · \d+ threads? · computed in [\d.]+ ms/);
   const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
   assert.match(csp, /script-src 'self' 'wasm-unsafe-eval'/);
   assert.match(csp, /connect-src 'self'/);

@@ -126,3 +126,12 @@ test('threads: an engine error in a threaded call leaves the module usable', { s
   assertClose(after.output, before.output, { atol: 0, rtol: 0, what: 'output after the error' });
   assertClose(after.output, one.multiHeadAttention(args).output, { atol: 1e-6, rtol: 1e-6, what: 'vs 1 thread' });
 });
+
+test('as.startup: why one thread runs, and no build fell back where every build starts', { skip: scalarOnly && 'threads need SIMD128' }, async () => {
+  assert.deepEqual(one.startup, { fallbacks: [], singleThread: 'requested' });
+  assert.deepEqual(two.startup, { fallbacks: [], singleThread: null });
+  assert.ok(Object.isFrozen(one.startup) && Object.isFrozen(one.startup.fallbacks));
+  const scalar = await createAttnScope({ simd: false });
+  assert.deepEqual(scalar.startup, { fallbacks: [], singleThread: 'no-simd' });
+  assert.equal(scalar.threads, 1);
+});
