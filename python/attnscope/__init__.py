@@ -13,11 +13,12 @@ Pure standard library: PyTorch tensors and NumPy arrays are accepted when those 
 when present, makes the conversion fast); nested lists always work.
 """
 
+import html
 import json
 import math
 import struct
 
-__all__ = ["save", "load", "DTYPES"]
+__all__ = ["save", "load", "show", "DTYPES"]
 
 #: dtype name -> safetensors dtype and bytes per value
 DTYPES = {"float32": ("F32", 4), "float16": ("F16", 2), "bfloat16": ("BF16", 2)}
@@ -231,3 +232,85 @@ def load(path):
         "layers": layers,
     }
 
+
+
+# viridis at 9 evenly spaced stops (matplotlib's _viridis_data at indices 0, 32, ..., 224, 255), linearly
+# interpolated: the page's and the CLI's default palette, so a notebook figure reads like theirs
+_VIRIDIS = [(68, 1, 84), (71, 44, 122), (59, 81, 139), (44, 113, 142), (33, 144, 141), (39, 173, 129),
+            (92, 200, 99), (170, 220, 50), (253, 231, 37)]
+
+
+def _colour(t):
+    t = min(1.0, max(0.0, t)) * (len(_VIRIDIS) - 1)
+    i = min(int(t), len(_VIRIDIS) - 2)
+    f = t - i
+    a, b = _VIRIDIS[i], _VIRIDIS[i + 1]
+    return "#%02x%02x%02x" % tuple(round(a[k] + (b[k] - a[k]) * f) for k in range(3))
+
+
+class AttentionHTML:
+    """What show() returns: Jupyter displays it through _repr_html_; .html is the same text."""
+
+    def __init__(self, text):
+        self.html = text
+
+    def _repr_html_(self):
+        return self.html
+
+    def __str__(self):
+        return self.html
+
+
+def show(attentions, tokens, layer=0, head="mean", source_tokens=None, cross_attentions=None, batch_index=0,
+         cell=18):
+    """A heatmap of one layer as notebook HTML (an inline SVG, no script): queries down, keys across, viridis
+    scaled to the shown matrix's largest weight, each cell's weight in its tooltip. head: a head index or 'mean'
+    (over the layer's heads). With cross_attentions (and source_tokens) the cross-attention is shown. Arguments
+    as save()'s; attention files are read with load() and shown from its layers' values."""
+    try:
+        return _show(attentions, tokens, layer, head, source_tokens, cross_attentions, batch_index, cell)
+    except ValueError as e:  # the shared checks speak for save(): name the function called
+        raise ValueError(str(e).replace("attnscope.save: ", "attnscope.show: ", 1)) from None
+
+
+def _show(attentions, tokens, layer, head, source_tokens, cross_attentions, batch_index, cell):
+    keys_tokens = tokens
+    stack = attentions
+    if cross_attentions is not None:
+        stack, keys_tokens = cross_attentions, _tokens(source_tokens, "source_tokens")
+    tokens = _tokens(tokens, "tokens")
+    layers = list(stack)
+    if isinstance(layer, bool) or not isinstance(layer, int) or not -len(layers) <= layer < len(layers):
+        _fail("layer (%r) must be an integer from %d to %d" % (layer, -len(layers), len(layers) - 1))
+    n, m = len(tokens), len(keys_tokens)
+    heads, flat = _layer(layers[layer], "layer %d" % layer, batch_index, n, m, "keys")
+    flat = [float(v) for v in flat]
+    if head == "mean":
+        values = [sum(flat[h * n * m + k] for h in range(heads)) / heads for k in range(n * m)]
+        what = "mean over %d heads" % heads
+    elif isinstance(head, int) and not isinstance(head, bool) and 0 <= head < heads:
+        values = flat[head * n * m:(head + 1) * n * m]
+        what = "head %d" % head
+    else:
+        _fail("head (%r) must be 'mean' or a head index from 0 to %d" % (head, heads - 1))
+    hi = max(values) or 1.0
+    label = 8 * max(len(t) for t in tokens + list(keys_tokens)) + 8
+    width, height = label + m * cell, label + n * cell
+    esc = html.escape
+    out = ['<div class="attnscope-show"><svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
+           'font-family="sans-serif" font-size="11">' % (width, height),
+           '<title>layer %d, %s</title>' % (layer % len(layers), what)]
+    for j, t in enumerate(keys_tokens):
+        x = label + j * cell + cell / 2
+        out.append('<text transform="translate(%g,%d) rotate(-90)" dominant-baseline="middle">%s</text>' % (
+            x, label - 4, esc(t)))
+    for i, t in enumerate(tokens):
+        y = label + i * cell + cell / 2
+        out.append('<text x="%d" y="%g" text-anchor="end" dominant-baseline="middle">%s</text>' % (
+            label - 4, y, esc(t)))
+        for j in range(m):
+            v = values[i * m + j]
+            out.append('<rect x="%d" y="%d" width="%d" height="%d" fill="%s"><title>%s \u2192 %s: %.4f</title></rect>' % (
+                label + j * cell, label + i * cell, cell, cell, _colour(v / hi), esc(t), esc(keys_tokens[j]), v))
+    out.append("</svg></div>")
+    return AttentionHTML("".join(out))

@@ -121,5 +121,34 @@ class SaveTest(unittest.TestCase):
             self.assertIn("attnscope.save: " + message, str(ctx.exception))
 
 
+class ShowTest(unittest.TestCase):
+    LAYER = [[[0.75, 0.25], [0.5, 0.5]], [[0.25, 0.75], [1.0, 0.0]]]  # [heads 2, 2, 2]
+
+    def cells(self, text):
+        import re
+        return re.findall(r'fill="(#[0-9a-f]{6})"><title>(.*?) \u2192 (.*?): ([0-9.]+)</title>', text)
+
+    def test_mean_head_and_escaping(self):
+        h = attnscope.show([self.LAYER], ["<a>", "b&"], head="mean")
+        self.assertEqual(h._repr_html_(), h.html)
+        cells = self.cells(h.html)
+        self.assertEqual([float(c[3]) for c in cells], [0.5, 0.5, 0.75, 0.25])
+        self.assertEqual(cells[0][1:3], ("&lt;a&gt;", "&lt;a&gt;"))
+        self.assertNotIn("<a>", h.html)
+        self.assertEqual(cells[2][0], "#fde725")  # the largest weight: viridis' top
+        one = self.cells(attnscope.show([self.LAYER], ["a", "b"], head=1).html)
+        self.assertEqual([float(c[3]) for c in one], [0.25, 0.75, 1.0, 0.0])
+        self.assertEqual(one[3][0], "#440154")  # zero: viridis' bottom
+
+    def test_cross_and_errors(self):
+        h = attnscope.show([uniform(1, 2)], ["a", "b"], source_tokens=["x", "y", "z"],
+                           cross_attentions=[uniform(1, 2, 3)], head=0)
+        self.assertEqual(len(self.cells(h.html)), 6)
+        with self.assertRaisesRegex(ValueError, r"attnscope.show: head \(2\) must be 'mean' or a head index from 0 to 1"):
+            attnscope.show([self.LAYER], ["a", "b"], head=2)
+        with self.assertRaisesRegex(ValueError, r"attnscope.show: layer \(1\) must be an integer from -1 to 0"):
+            attnscope.show([self.LAYER], ["a", "b"], layer=1)
+
+
 if __name__ == "__main__":
     unittest.main()
