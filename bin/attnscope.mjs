@@ -258,7 +258,8 @@ async function fileFigure(command, opts, simd) {
       const buf = new Uint8Array(end - begin);
       let got = 0;
       while (got < buf.length) {
-        const { bytesRead } = await fh.read(buf, got, buf.length - got, begin + got);
+        const { bytesRead } = await fh.read(buf, got, buf.length - got, begin + got)
+          .catch((e) => usage(`--attention-file ${file}: cannot read it (${e.code ?? e.message})`));
         if (bytesRead === 0) break;  // a short file: the core reports the truncated head
         got += bytesRead;
       }

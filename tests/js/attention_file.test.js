@@ -238,6 +238,7 @@ test('CLI: overview of a file with one head count, rollout, SVG; the usage error
     [['heatmap', '--attention-file', f32, '--attention', 'encoder'], /^attnscope: --attention \(encoder\) must be one of self, cross/],
     [['heatmap', '--attention-file', f32, '--head', '7'], /^attnscope: --head \(7\) must be a head index in \[0, 1\]/],
     [['heatmap', '--attention-file', path.join(DIR, 'missing.safetensors')], /^attnscope: --attention-file .*missing.safetensors: cannot read it \(ENOENT\)/],
+    [['heatmap', '--attention-file', DIR], /^attnscope: --attention-file .*attention_file: cannot read it \(EISDIR\)/],
     [['heatmap', '--attention-file', path.join(DIR, 'expected.json')], /^attnscope: --attention-file .*expected.json: readAttentionFile: attention file header length/],
   ];
   for (const [args, message] of usage) {
