@@ -3,11 +3,13 @@
 // module bindings/js/index.js and the page's DOM-free renderers web/render/). Runs a model on the text, takes
 // exactly the matrices a view shows and writes them as SVG, PNG (pngjs), CSV or JSON. Usage errors print one
 // line on stderr and exit with code 2; `--help` documents every option.
-import { readFile, writeFile } from 'node:fs/promises';
+import { open, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as chromatic from 'd3-scale-chromatic';
 import pngjs from 'pngjs';
 import { createAttnScope } from '../bindings/js/index.js';
+import { openAttentionFile } from '../bindings/js/attention_file.js';
+import { loadModule } from '../bindings/js/loader.js';
 import {
   paletteFrom, figureOf, figureSvg, figureRaster, toCsv, toJson,
 } from '../web/render/index.js';
@@ -18,6 +20,11 @@ Usage:
   attnscope heatmap  "<text>" [options]   queries × keys weights of one layer: every head, one head or an aggregate
   attnscope lines    "<text>" [options]   bertviz-style links query → key, one colour per head, opacity = weight
   attnscope overview "<text>" [options]   every layer × head as small heatmaps (each scaled to its own maximum)
+  attnscope heatmap|lines|overview --attention-file FILE [options]
+                                          the same views of attention computed elsewhere (no text): a safetensors
+                                          file of attentions.<i> [heads, n, n] with its tokens, as written by the
+                                          Python helper attnscope.save (python/); only the header and the layers
+                                          drawn are read, so files larger than memory open
 
 Model:
   --model NAME|DIR|random   a bundled transformer (dates, reverse, english), a Hugging Face GPT-2 or BERT
@@ -31,6 +38,9 @@ Model:
   --d-ff N                  random: feed-forward width (default 4·d-model)
   --seed N                  random: weight seed (default 0)
   --target TEXT             encoder-decoder models: the target side; default: the model's own greedy output
+  --attention-file FILE     draw the attention stored in FILE instead of running a model (--model and its
+                            options do not apply; --attention self|cross picks attentions.<i> or
+                            cross_attentions.<i>)
 
 What to draw:
   --layer L                 layer index from 0; negative counts from the end (-1: last); default 0
@@ -66,7 +76,7 @@ class UsageError extends Error {}
 const usage = (msg) => { throw new UsageError(msg); };
 
 const VALUE_OPTIONS = new Set(['model', 'architecture', 'tokenizer', 'd-model', 'heads', 'layers', 'd-ff', 'seed',
-  'target', 'layer', 'head', 'attention', 'threshold', 'palette', 'format', 'output']);
+  'target', 'layer', 'head', 'attention', 'threshold', 'palette', 'format', 'output', 'attention-file']);
 const COMMANDS = ['heatmap', 'lines', 'overview'];
 const FORMATS = ['svg', 'png', 'csv', 'json'];
 const PALETTES = { viridis: 'interpolateViridis', cividis: 'interpolateCividis', magma: 'interpolateMagma', inferno: 'interpolateInferno', plasma: 'interpolatePlasma' };
@@ -95,6 +105,10 @@ function parseArgs(argv) {
   if (positional.length === 0) usage(`a command is required: ${COMMANDS.join(', ')} (see attnscope --help)`);
   const [command, text, ...rest] = positional;
   if (!COMMANDS.includes(command)) usage(`command (${JSON.stringify(command)}) must be one of ${COMMANDS.join(', ')}`);
+  if ('attention-file' in opts) {
+    if (text !== undefined) usage(`${command}: no text with --attention-file (the file holds the tokens), got ${JSON.stringify(text)}`);
+    return { command, opts };
+  }
   if (text === undefined) usage(`${command}: the text to run is required, e.g. attnscope ${command} "The cat sat"`);
   if (rest.length) usage(`${command}: unexpected argument ${JSON.stringify(rest[0])} (quote the text as one argument)`);
   return { command, text, opts };
@@ -180,15 +194,19 @@ function run(model, text, opts, command) {
   return { trace, layer, attention, input };
 }
 
+const headOpt = (opts) => (opts.head === undefined ? 'all' : /^\d+$/.test(opts.head) ? Number(opts.head) : opts.head);
+// figureOf's messages in the CLI's words (its options)
+const figureMessage = (e) => e.message.replace(/^figureOf: (\w+) \(/, '--$1 (').replace(/^figureOf: head rollout needs self-attention \(attention /, '--head rollout needs self-attention (--attention ');
+
 /** The figure (web/render/figure.js) a command draws; figureOf's messages name the CLI's options. */
 function figure(command, r, opts, modelName) {
-  const head = opts.head === undefined ? 'all' : /^\d+$/.test(opts.head) ? Number(opts.head) : opts.head;
+  const head = headOpt(opts);
   try {
     return figureOf(r.trace, {
       view: command, layer: command === 'overview' ? undefined : r.layer, head, attention: r.attention, model: modelName, text: r.input,
     });
   } catch (e) {
-    return usage(e.message.replace(/^figureOf: (\w+) \(/, '--$1 (').replace(/^figureOf: head rollout needs self-attention \(attention /, '--head rollout needs self-attention (--attention '));
+    return usage(figureMessage(e));
   }
 }
 
@@ -209,6 +227,85 @@ function render(f, format, opts) {
   return pngjs.PNG.sync.write(png);
 }
 
+async function writeOut(out, opts, stdout) {
+  if (opts.output) await writeFile(opts.output, out);
+  else await new Promise((resolve, reject) => stdout.write(out, (e) => (e ? reject(e) : resolve())));
+}
+
+/**
+ * The figure of an attention file (--attention-file): the file is opened lazily (bindings/js/attention_file.js):
+ * its header, then only the layers the view draws (heatmap and lines: --layer; rollout: layers 0 to --layer;
+ * overview: every layer), each checked by the core as it is read.
+ */
+async function fileFigure(command, opts, simd) {
+  const file = opts['attention-file'];
+  const modelOnly = ['model', 'architecture', 'tokenizer', 'd-model', 'heads', 'layers', 'd-ff', 'seed', 'target'].filter((k) => k in opts);
+  if (modelOnly.length) usage(`--${modelOnly[0]} does not apply with --attention-file (the file holds the attention)`);
+  const attention = oneOfOpt('attention', opts.attention, ['self', 'cross'], 'self');
+  if (command === 'overview' && opts.layer !== undefined) usage('--layer does not apply to overview (it shows every layer)');
+  if (command === 'overview' && opts.head !== undefined) usage('--head does not apply to overview (it shows every head)');
+  if (command !== 'lines' && opts.threshold !== undefined) usage('--threshold applies only to lines');
+  let fh;
+  try {
+    fh = await open(file, 'r');
+  } catch (e) {
+    return usage(`--attention-file ${file}: cannot read it (${e.code ?? e.message})`);
+  }
+  let af = null;
+  try {
+    const { size } = await fh.stat();
+    const read = async (begin, end) => {
+      const buf = new Uint8Array(end - begin);
+      let got = 0;
+      while (got < buf.length) {
+        const { bytesRead } = await fh.read(buf, got, buf.length - got, begin + got)
+          .catch((e) => usage(`--attention-file ${file}: cannot read it (${e.code ?? e.message})`));
+        if (bytesRead === 0) break;  // a short file: the core reports the truncated head
+        got += bytesRead;
+      }
+      return buf.subarray(0, got);
+    };
+    const { module } = await loadModule(simd, 1, false);
+    const bad = (e) => usage(`--attention-file ${file}: ${e.message}`);
+    af = await openAttentionFile(module, { size, read }).catch(bad);
+    const L = af.layers.length;
+    const key = attention === 'cross' ? 'crossHeads' : 'numHeads';
+    if (attention === 'cross' && !af.sourceTokens) usage(`--attention cross needs cross_attentions in the file (${file} has self-attention only)`);
+    let layer = integer('layer', opts.layer) ?? 0;
+    if (layer < -L || layer >= L) usage(`--layer (${layer}) must be in [${-L}, ${L - 1}] (this file has ${L} layers)`);
+    if (layer < 0) layer += L;
+    const head = headOpt(opts);
+    // the layers the view draws; figureOf reads one head count for all of them
+    const wanted = command === 'overview' ? [...Array(L).keys()] : head === 'rollout' ? [...Array(layer + 1).keys()] : [layer];
+    const heads = wanted.map((l) => af.layers[l][key]);
+    if (heads.some((h) => h === undefined)) usage(`--attention cross: layer ${wanted[heads.indexOf(undefined)]} has no cross_attentions in ${file}`);
+    if (heads.some((h) => h !== heads[0])) {
+      usage(`${command === 'overview' ? 'overview' : '--head rollout'} needs the same head count in every layer it draws; ${file} has ${heads.join(', ')} heads: draw one layer with heatmap --layer L`);
+    }
+    const layers = [];
+    for (const l of wanted) layers.push({ [attention === 'cross' ? 'cross' : 'attention']: await af.layer(l, attention).catch(bad) });
+    const trace = { tokens: af.tokens, layers };
+    if (attention === 'cross') trace.source = { tokens: af.sourceTokens, layers: [] };
+    const name = af.model ?? path.basename(file);
+    // one drawn layer is passed as the trace's only layer: put its index back into the panels and the title
+    const one = wanted.length === 1 && command !== 'overview';
+    let f;
+    try {
+      f = figureOf(trace, { view: command, layer: one ? 0 : layer, head, attention, model: name, text: undefined });
+    } catch (e) {
+      return usage(figureMessage(e));
+    }
+    if (one && layer !== 0) {
+      for (const p of f.panels) p.layer = layer;
+      f.title = f.title.replace(' · layer 0 · ', ` · layer ${layer} · `);
+    }
+    return f;
+  } finally {
+    af?.close();
+    await fh.close();
+  }
+}
+
 async function main(argv, { stdout = process.stdout, stderr = process.stderr } = {}) {
   let model = null;
   try {
@@ -217,12 +314,17 @@ async function main(argv, { stdout = process.stdout, stderr = process.stderr } =
       stdout.write(HELP);
       return 0;
     }
-    const { command, text, opts } = parsed;
+    const { command, text, opts } = parsed;  // text: undefined with --attention-file
     const ext = opts.output ? path.extname(opts.output).slice(1).toLowerCase() : '';
     const format = oneOfOpt('format', opts.format, FORMATS, FORMATS.includes(ext) ? ext : 'svg');
     if (format === 'png' && !opts.output && stdout.isTTY) usage('refusing to write PNG to a terminal: add -o FILE or redirect the output');
     const simdEnv = process.env.ATTNSCOPE_SIMD;
-    const as = await createAttnScope({ simd: simdEnv === 'true' ? true : simdEnv === 'false' ? false : 'auto' });
+    const simd = simdEnv === 'true' ? true : simdEnv === 'false' ? false : 'auto';
+    if (text === undefined) {
+      await writeOut(render(await fileFigure(command, opts, simd), format, opts), opts, stdout);
+      return 0;
+    }
+    const as = await createAttnScope({ simd });
     const loaded = await loadModel(as, opts);
     model = loaded.model;
     let r;
@@ -232,9 +334,7 @@ async function main(argv, { stdout = process.stdout, stderr = process.stderr } =
       if (e instanceof UsageError) throw e;
       usage(e.message); // the core's message about the text ("run: text has no tokens", maxTokens, …)
     }
-    const out = render(figure(command, r, opts, loaded.name), format, opts);
-    if (opts.output) await writeFile(opts.output, out);
-    else await new Promise((resolve, reject) => stdout.write(out, (e) => (e ? reject(e) : resolve())));
+    await writeOut(render(figure(command, r, opts, loaded.name), format, opts), opts, stdout);
     return 0;
   } catch (e) {
     if (e instanceof UsageError) {

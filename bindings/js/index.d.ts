@@ -410,6 +410,20 @@ export interface AttnScope {
   loadBundled(name: 'dates-bahdanau'): Promise<GruModel>;
   loadBundled(name: 'nadaraya-watson'): Promise<KernelRegressionModel>;
   loadBundled(name: string): Promise<Model | GruModel | KernelRegressionModel>;
+
+  /**
+   * Reads attention computed elsewhere (PyTorch `output_attentions=True`, written by the Python helper
+   * `attnscope.save`): a safetensors file with tensors `attentions.<i>` `[heads, n, n]` or `[1, heads, n, n]`
+   * (F32, F16 or BF16, widened to float32), optional `cross_attentions.<i>` `[heads, n, m]`, and `__metadata__`
+   * `tokens` (a JSON array of n strings), `source_tokens` (m strings, with cross-attention), `model` (optional).
+   * The head count may differ between layers. A malformed or truncated file, a shape that disagrees with the
+   * tokens, or weights that are not probability rows (negative, non-finite, a row summing to more than 1 + 1e-3
+   * for F32 or 1 + 1e-2 for F16/BF16) throw an Error naming the tensor or field.
+   * @example
+   *   const file = as.readAttentionFile(new Uint8Array(await (await fetch('gpt2.attn.safetensors')).arrayBuffer()));
+   *   file.layers[5].attention.weights;  // Float32Array [heads, n, n]
+   */
+  readAttentionFile(bytes: Uint8Array | ArrayBuffer): AttentionFile;
 }
 
 /**
@@ -421,6 +435,27 @@ export interface AttnScope {
 export function createAttnScope(options?: CreateOptions): Promise<AttnScope>;
 
 // ---- bundled trained models (bindings/js/bundled.js)
+
+/** One matrix stack of an attention file: `weights` [numHeads, n, keys] (keys: n, or m for cross-attention). */
+export interface AttentionFileWeights {
+  weights: Float32Array;
+  /** This layer's head count (layers may differ). */
+  numHeads: number;
+}
+
+/** `readAttentionFile`'s result (API.md "Attention files"). */
+export interface AttentionFile {
+  /** The n query tokens (`__metadata__.tokens`). */
+  tokens: string[];
+  /** The m cross-attention key tokens (`__metadata__.source_tokens`), when the file has them. */
+  sourceTokens?: string[];
+  /** `__metadata__.model`, when given. */
+  model?: string;
+  n: number;
+  /** The largest head count over the layers (every layer's when they agree). */
+  numHeads: number;
+  layers: { attention: AttentionFileWeights; cross?: AttentionFileWeights }[];
+}
 
 export interface BundledModelInfo {
   name: string;

@@ -11,6 +11,7 @@ import {
   bool, checkString, f32, int, mask, num, object, oneOf, validate, wellFormed,
 } from './validate.js';
 import { BUNDLED, loadBundled } from './bundled.js';
+import { readAttentionFile } from './attention_file.js';
 
 // core/parallel.h kMaxThreads
 const MAX_THREADS = 16;
@@ -328,6 +329,15 @@ class AttnScope {
    *   dates.generate('November 22, 2026').text;  // '2026-11-22'
    */
   loadBundled(name) { return loadBundled(this.#m, this, name); }
+
+  // ---- attention computed elsewhere (bindings/js/attention_file.js; API.md "Attention files")
+
+  /**
+   * Reads an attention file (safetensors: attentions.<i> [heads, n, n], optional cross_attentions.<i>, tokens in
+   * __metadata__; python/attnscope.save writes one) from a Uint8Array or ArrayBuffer: { tokens, sourceTokens?,
+   * model?, n, numHeads, layers: [{ attention: { weights, numHeads }, cross?: { weights, numHeads } }] }.
+   */
+  readAttentionFile(bytes) { return readAttentionFile(this.#m, bytes); }
 }
 
 /**

@@ -115,6 +115,7 @@ core::Result<SafetensorsIndex> parse_safetensors_header(std::span<const std::uin
 
   // 3. Each entry: __metadata__ (strings only) or a tensor with dtype, shape and data_offsets.
   std::vector<TensorEntry> pending;
+  std::vector<std::pair<std::string, std::string>> metadata;
   for (auto it = header.begin(); it != header.end(); ++it) {
     const std::string& name = it.key();
     const json& entry = it.value();
@@ -125,6 +126,7 @@ core::Result<SafetensorsIndex> parse_safetensors_header(std::span<const std::uin
           return fail(fn, "__metadata__[" + core::quote_name(m.key()) + "] must be a string, got " +
                               m.value().type_name());
         }
+        metadata.emplace_back(m.key(), m.value().get<std::string>());
       }
       continue;
     }
@@ -206,6 +208,7 @@ core::Result<SafetensorsIndex> parse_safetensors_header(std::span<const std::uin
   SafetensorsIndex index;
   index.data_offset = 8 + header_size;
   index.tensors = std::move(pending);
+  index.metadata = std::move(metadata);
   return index;
 }
 

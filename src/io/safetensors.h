@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -34,6 +35,7 @@ struct TensorEntry {
 struct SafetensorsIndex {
   std::uint64_t data_offset = 0;     // 8 + header length: where the data section starts in the file
   std::vector<TensorEntry> tensors;  // sorted by begin offset
+  std::vector<std::pair<std::string, std::string>> metadata;  // __metadata__'s entries, in header order
 };
 
 // The header length from the first 8 bytes of a file of file_size bytes (errors as parse_safetensors).
