@@ -142,9 +142,10 @@ const THREADED_BUILD = typeof ATTNSCOPE_THREADED_BUILD === 'undefined' || ATTNSC
 const THREAD_START_MS = 15000;
 
 /**
- * In a browser, checks that dist/`file` is served as JavaScript before it is imported or started as a worker: a
- * host sending another type (e.g. application/octet-stream) gets the script refused, which the browser reports
- * without a reason (a bare error Event). Resolves, or throws naming the file and what the host sent.
+ * In a browser, checks that dist/`file` is served as JavaScript: a host sending another type (e.g.
+ * application/octet-stream) gets the script refused, which the browser reports without a reason (a bare error
+ * Event or "Failed to fetch dynamically imported module"). Resolves, or throws naming the file and what the host
+ * sent. Asked only once a script has failed (explained() below), so a working start-up makes no extra request.
  */
 async function checkScript(file) {
   if (isNode) return;
@@ -155,6 +156,12 @@ async function checkScript(file) {
     throw new Error(`dist/${file} is served as ${type || 'no type'}, not JavaScript (the host must send text/javascript for .mjs and .cjs)`);
   }
 }
+
+/** `promise`, whose failure, when the host serves `file` as another type than JavaScript, is said in those words. */
+const explained = (promise, file) => promise.catch(async (e) => {
+  await checkScript(file);
+  throw e;
+});
 
 /**
  * Rejects when a pool thread fails to start: the 3.1.6 glue rethrows a pool worker's error event from its
@@ -189,10 +196,10 @@ async function loadThreaded(threads) {
   const glueUrl = new URL('../../dist/attnscope.simd.mt.mjs', import.meta.url);
   const workerFile = 'attnscope.simd.mt.worker.cjs';
   const workerUrl = distUrl(workerFile);
-  // the glue and the wasm fetched side by side (one round trip less on a page's cold load); the two scripts'
-  // types checked first, so a host sending them as another type gets named instead of a bare error
+  // the glue and the wasm fetched side by side (one round trip less on a page's cold load); a script that fails
+  // to load is then checked, so a host sending it as another type gets named instead of a bare error
   const [{ default: createThreaded }, wasm] = await Promise.all([
-    Promise.all([checkScript('attnscope.simd.mt.mjs'), checkScript(workerFile)]).then(() => import(glueUrl.href)),
+    explained(import(glueUrl.href), 'attnscope.simd.mt.mjs'),
     compileWasm('attnscope.simd.mt.wasm'),
   ]);
   const watch = watchThreads();
@@ -206,7 +213,7 @@ async function loadThreaded(threads) {
         return isNode ? decodeURIComponent(workerUrl.pathname) : workerUrl.href;
       },
       ...QUIET,
-    }), watch.failed]);
+    }), explained(watch.failed, workerFile)]);
   } finally {
     watch.stop();
   }
