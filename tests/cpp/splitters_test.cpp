@@ -1,0 +1,81 @@
+// The Split-regex scanners of src/tokenizers/split_regex.h on tricky inputs. Expected pieces are worked by hand
+// from the patterns' Oniguruma semantics (leftmost alternative, greedy with backtracking, \s = White_Space), and
+// the Llama 3 / Qwen ones are checked end to end against @huggingface/tokenizers in tests/js/tokenizers-modern.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "tokenizers/split_regex.h"
+#include "tokenizers/unicode.h"
+
+using namespace attnscope::tokenizers;
+
+namespace {
+
+std::vector<std::string> pieces(SplitFn fn, const std::string& utf8) {
+  auto d = decode_utf8(utf8, "t", "t");
+  REQUIRE(d.ok());
+  const auto& cps = d.value().cps;
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  for (auto [a, b] : fn(cps)) {
+    CHECK(a == at);  // the known patterns cover every code point
+    out.push_back(utf8.substr(static_cast<std::size_t>(d.value().byte_offset[a]),
+                              static_cast<std::size_t>(d.value().byte_offset[b] - d.value().byte_offset[a])));
+    at = b;
+  }
+  CHECK(at == cps.size());
+  return out;
+}
+
+using V = std::vector<std::string>;
+
+}  // namespace
+
+TEST_CASE("split_llama3: contractions, letters, digit triples, punctuation") {
+  CHECK(pieces(&split_llama3, "I'M 12345 naïve") == V{"I", "'M", " ", "123", "45", " naïve"});
+  CHECK(pieces(&split_llama3, "they'RE here'll'd") == V{"they", "'RE", " here", "'ll", "'d"});
+  CHECK(pieces(&split_llama3, "x'S") == V{"x", "'S"});
+  CHECK(pieces(&split_llama3, "'x") == V{"'x"});  // no contraction: [^\r\n\p{L}\p{N}]?\p{L}+
+  CHECK(pieces(&split_llama3, "1234567") == V{"123", "456", "7"});
+  CHECK(pieces(&split_llama3, "a ...!!\n\nb") == V{"a", " ...!!\n\n", "b"});
+  CHECK(pieces(&split_llama3, "$hello") == V{"$hello"});
+  CHECK(pieces(&split_llama3, "") == V{});
+}
+
+TEST_CASE("split_llama3: whitespace runs, CR/LF and the \\s+(?!\\S) lookahead") {
+  CHECK(pieces(&split_llama3, "a   b") == V{"a", "  ", " b"});
+  CHECK(pieces(&split_llama3, "a  \n  b") == V{"a", "  \n", " ", " b"});
+  CHECK(pieces(&split_llama3, "a \t") == V{"a", " \t"});       // run at the end: whole
+  CHECK(pieces(&split_llama3, "\tb") == V{"\tb"});             // one non-CR/LF char before letters
+  CHECK(pieces(&split_llama3, "\nb") == V{"\n", "b"});
+  CHECK(pieces(&split_llama3, "a\r\n\r\nb") == V{"a", "\r\n\r\n", "b"});
+  CHECK(pieces(&split_llama3, "a \u00A0b") == V{"a", " ", "\u00A0b"});  // NBSP is White_Space
+  CHECK(pieces(&split_llama3, "a\u0085b") == V{"a", "\u0085b"});        // NEL is White_Space, not CR/LF
+  CHECK(pieces(&split_llama3, "a \u200Bb") == V{"a", " \u200B", "b"});  // ZWSP is not White_Space (Cf)
+}
+
+TEST_CASE("split_llama3: marks, CJK, emoji") {
+  CHECK(pieces(&split_llama3, "e\u0301t\u00E9") == V{"e", "\u0301t\u00E9"});
+  CHECK(pieces(&split_llama3, "日本語のテキスト") == V{"日本語のテキスト"});
+  CHECK(pieces(&split_llama3, "hi 👍🏽!") == V{"hi", " 👍🏽!"});
+  CHECK(pieces(&split_llama3, "٣٤٥٦") == V{"٣٤٥", "٦"});  // Arabic-Indic digits are \p{N}
+  CHECK(pieces(&split_llama3, "Ⅻx") == V{"Ⅻ", "x"});     // Roman numeral: Nl
+}
+
+TEST_CASE("split_qwen2: one digit per piece, otherwise Llama 3's rules") {
+  CHECK(pieces(&split_qwen2, "I'M 12345 naïve") == V{"I", "'M", " ", "1", "2", "3", "4", "5", " naïve"});
+  CHECK(pieces(&split_qwen2, "a  b") == V{"a", " ", " b"});
+}
+
+TEST_CASE("split_for_pattern: exact strings only") {
+  CHECK(split_for_pattern(
+            R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)") ==
+        &split_llama3);
+  CHECK(split_for_pattern(
+            R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)") ==
+        &split_qwen2);
+  CHECK(split_for_pattern(R"(\p{N}{1,3})") == nullptr);
+  CHECK(split_for_pattern("") == nullptr);
+}
