@@ -76,6 +76,51 @@ for (const { name, pkg, vectors } of FILES) {
   });
 }
 
+// The non-legacy Llama-2 layout (a Metaspace pre-tokenizer and decoder instead of the Prepend/Replace normalizer),
+// built from the Mistral file. @huggingface/tokenizers implements Metaspace without `split` (as split: false), so
+// the parity runs use split: false; split: true is checked against Rust's metaspace.rs test ("Hey   friend!" ->
+// "▁Hey", "▁", "▁", "▁friend!") by encoding those pieces one by one with the reference.
+function metaspaceFile(text, scheme, split) {
+  const j = JSON.parse(text);
+  const m = { type: 'Metaspace', replacement: '\u2581', prepend_scheme: scheme, split };
+  return { ...j, normalizer: null, pre_tokenizer: m, decoder: { type: 'Sequence', decoders: [m, { type: 'ByteFallback' }, { type: 'Fuse' }] } };
+}
+for (const scheme of ['first', 'always', 'never']) {
+  const text = fileOf('tokenizer-llama2');
+  test(`Metaspace (prepend_scheme ${scheme}, split false): ids equal @huggingface/tokenizers`, { skip: skipWhy(text) }, () => {
+    const j = metaspaceFile(text, scheme, false);
+    const tok = as.loadTokenizer(j);
+    try {
+      const ref = new Reference(j, { clean_up_tokenization_spaces: false });
+      let same = 0, decoded = 0;
+      for (const s of STRINGS) {
+        const want = ref.encode(s).ids;
+        const got = [...tok.encode(s).ids];
+        if (JSON.stringify(got) === JSON.stringify(want)) same++;
+        if (tok.decode(got) === (want.length ? ref.decode(want) : '')) decoded++;
+      }
+      console.log(`metaspace ${scheme}: ids ${same}/${STRINGS.length} equal, decode ${decoded}/${STRINGS.length} equal`);
+      assert.equal(same, STRINGS.length);
+      assert.equal(decoded, STRINGS.length);
+    } finally {
+      tok.delete();
+    }
+  });
+}
+
+test('Metaspace split: true gives one piece per ▁ (metaspace.rs multiple_spaces)', { skip: skipWhy(fileOf('tokenizer-llama2')) }, () => {
+  const text = fileOf('tokenizer-llama2');
+  const tok = as.loadTokenizer({ ...metaspaceFile(text, 'always', true), post_processor: null });
+  try {
+    const ref = new Reference({ ...metaspaceFile(text, 'never', false), post_processor: null }, {});
+    const want = [' Hey', ' ', ' ', ' friend!'].flatMap((p) => ref.encode(p).ids);
+    assert.deepEqual([...tok.encode('Hey   friend!').ids], want);
+    assert.equal(tok.decode(want), 'Hey   friend!');
+  } finally {
+    tok.delete();
+  }
+});
+
 test('addSpecialTokens: false leaves the template out; vocabSize counts added tokens', { skip: skipWhy(fileOf('tokenizer-llama3_2')) }, () => {
   const tok = as.loadTokenizer(JSON.parse(fileOf('tokenizer-llama3_2')));
   try {
