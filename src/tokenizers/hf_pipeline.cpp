@@ -178,7 +178,7 @@ core::Result<Normalizer> read_normalizer(const Reader& rd, const json& obj, cons
 enum class Behavior { kRemoved, kIsolated, kMergedWithPrevious, kMergedWithNext };
 
 struct PreTokenizer {
-  enum class Type { kSplitString, kSplitRegex, kMetaspace, kByteLevel, kSequence } type;
+  enum class Type { kSplitString, kSplitRegex, kMetaspace, kByteLevel, kDigits, kSequence } type;
   std::u32string pattern;        // Split String
   SplitFn regex = nullptr;       // Split Regex
   Behavior behavior = Behavior::kIsolated;
@@ -186,6 +186,8 @@ struct PreTokenizer {
   enum class Prepend { kAlways, kFirst, kNever } prepend = Prepend::kAlways;
   bool split = true;             // Metaspace
   bool gpt2_regex = false;       // ByteLevel use_regex
+  bool prefix_space = false;     // ByteLevel add_prefix_space
+  bool individual_digits = false;  // Digits
   std::vector<PreTokenizer> children;
 };
 
@@ -225,6 +227,14 @@ void pre_tokenize(const PreTokenizer& t, std::vector<Piece>& pieces) {
     for (const PreTokenizer& c : t.children) pre_tokenize(c, pieces);
     return;
   }
+  if (t.type == PreTokenizer::Type::kByteLevel && t.prefix_space) {  // byte_level.rs: each split not starting with ' '
+    for (Piece& p : pieces) {
+      if (!p.cps.empty() && p.cps[0] != U' ') {
+        p.cps.insert(p.cps.begin(), U' ');
+        p.from.insert(p.from.begin(), p.from[0]);
+      }
+    }
+  }
   if (t.type == PreTokenizer::Type::kByteLevel && !t.gpt2_regex) return;  // bytes are mapped at the model
   std::vector<Piece> out;
   for (Piece& p : pieces) {
@@ -240,6 +250,19 @@ void pre_tokenize(const PreTokenizer& t, std::vector<Piece>& pieces) {
         }
         break;
       case PreTokenizer::Type::kSplitRegex: m = t.regex(p.cps); break;
+      case PreTokenizer::Type::kDigits:  // digits.rs: char::is_numeric (General_Category N*)
+        for (std::size_t i = 0; i < p.cps.size();) {
+          if (category_of(p.cps[i]) != Category::kNumber) {
+            ++i;
+            continue;
+          }
+          std::size_t j = i + 1;
+          while (!t.individual_digits && j < p.cps.size() && category_of(p.cps[j]) == Category::kNumber) ++j;
+          m.emplace_back(i, j);
+          i = j;
+        }
+        b = Behavior::kIsolated;  // Contiguous for runs = one match per run here
+        break;
       case PreTokenizer::Type::kByteLevel:
         m = gpt2_pretokenize(p.cps);
         b = Behavior::kIsolated;
@@ -330,15 +353,20 @@ core::Result<PreTokenizer> read_pre_tokenizer(const Reader& rd, const json& obj,
     p.type = PreTokenizer::Type::kByteLevel;
     auto prefix = rd.boolean(obj, "add_prefix_space", path + ".add_prefix_space", true);
     if (!prefix.ok()) return prefix.status();
-    if (prefix.value()) return rd.unsupported(path + ".add_prefix_space", "true", "false");
+    p.prefix_space = prefix.value();
     auto re = rd.boolean(obj, "use_regex", path + ".use_regex", true);
     if (!re.ok()) return re.status();
     p.gpt2_regex = re.value();
+  } else if (t == "Digits") {
+    p.type = PreTokenizer::Type::kDigits;
+    auto ind = rd.boolean(obj, "individual_digits", path + ".individual_digits", false);
+    if (!ind.ok()) return ind.status();
+    p.individual_digits = ind.value();
   } else if (t == "Sequence") {
     p.type = PreTokenizer::Type::kSequence;
     ATTN_TRY(read_list<PreTokenizer>(rd, obj, path, "pretokenizers", &read_pre_tokenizer, p.children));
   } else {
-    return rd.unsupported(path + ".type", quote_value(t), "Split, Metaspace, ByteLevel, Sequence");
+    return rd.unsupported(path + ".type", quote_value(t), "Split, Metaspace, ByteLevel, Digits, Sequence");
   }
   return p;
 }

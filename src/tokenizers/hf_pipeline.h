@@ -6,7 +6,7 @@
 // supported"). Implemented: normalizers Prepend, Replace (String pattern), Lowercase, NFC, NFKC, Sequence;
 // pre-tokenizers Split (String pattern, or a Regex of split_regex.h; behaviors Removed, Isolated,
 // MergedWithPrevious, MergedWithNext; invert false), Metaspace (prepend_scheme always/first/never, split),
-// ByteLevel (add_prefix_space false; use_regex true = GPT-2's pattern), Sequence; model BPE (byte_fallback,
+// ByteLevel (add_prefix_space; use_regex true = GPT-2's pattern), Digits (individual_digits), Sequence; model BPE (byte_fallback,
 // fuse_unk, ignore_merges, unk_token; no dropout or subword affixes); post-processors TemplateProcessing (the
 // single template), ByteLevel (no effect on ids), Sequence; decoders Replace, ByteFallback, Fuse, Strip,
 // Metaspace, ByteLevel, Sequence; added tokens (matched in the raw text; normalized:true only without a

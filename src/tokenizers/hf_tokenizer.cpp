@@ -273,6 +273,8 @@ bool gpt2_layout(const TokenizerJson& t) {
   const json& pt = t.file.root["pre_tokenizer"];
   const auto re = pt.find("use_regex");
   if (re != pt.end() && re->is_boolean() && !re->get<bool>()) return false;
+  const auto prefix = pt.find("add_prefix_space");
+  if (prefix != pt.end() && prefix->is_boolean() && prefix->get<bool>()) return false;
   for (const char* name : {"byte_fallback", "ignore_merges"}) {
     const auto it = t.model().find(name);
     if (it != t.model().end() && it->is_boolean() && it->get<bool>()) return false;

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createAttnScope } from 'attnscope';
 import { allStrings } from './support/tokenizer-strings.mjs';
+import { makeGpt2TokenizerJson } from '../fixtures/hf/make_gpt2_tokenizer_json.mjs';
 
 const require = createRequire(import.meta.url);
 const as = await createAttnScope({ simd: process.env.ATTNSCOPE_SIMD === 'false' ? false : 'auto', threads: 1 });
@@ -120,6 +121,40 @@ test('Metaspace split: true gives one piece per ▁ (metaspace.rs multiple_space
     tok.delete();
   }
 });
+
+// Layouts on GPT-2's vocabulary (tests/fixtures/hf): SmolLM2-style Digits + ByteLevel(use_regex) and ByteLevel
+// with add_prefix_space. Two reference deviations from Rust tokenizers are left out, and counted: its built-in
+// ByteLevel regex uses JS \s (no U+0085, and U+FEFF included) where Rust/Oniguruma use White_Space, and its
+// Digits splits ASCII digits only where Rust's char::is_numeric is every \p{N} (Arabic-Indic, Ⅻ, ½, ²).
+const GPT2_LAYOUTS = {
+  'Digits(individual) + ByteLevel': { type: 'Sequence', pretokenizers: [{ type: 'Digits', individual_digits: true }, { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true }] },
+  'Digits(runs) + ByteLevel': { type: 'Sequence', pretokenizers: [{ type: 'Digits', individual_digits: false }, { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true }] },
+  'ByteLevel(add_prefix_space)': { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
+};
+const refDeviates = (s) => /[\u0085\uFEFF]/u.test(s) || /[^\P{N}0-9]/u.test(s);
+for (const [name, pre] of Object.entries(GPT2_LAYOUTS)) {
+  test(`GPT-2 vocab with ${name}: ids equal @huggingface/tokenizers`, { skip: skipWhy('') }, () => {
+    const j = { ...makeGpt2TokenizerJson({ merges: 'strings' }), pre_tokenizer: pre };
+    const tok = as.loadTokenizer(j);
+    try {
+      const ref = new Reference(j, { clean_up_tokenization_spaces: false });
+      const strings = STRINGS.filter((s) => !refDeviates(s));
+      let same = 0, decoded = 0;
+      for (const s of strings) {
+        const want = ref.encode(s).ids;
+        const got = [...tok.encode(s).ids];
+        if (JSON.stringify(got) === JSON.stringify(want)) same++;
+        if (tok.decode(got) === (want.length ? ref.decode(want) : '')) decoded++;
+      }
+      console.log(`${name}: ids ${same}/${strings.length} equal, decode ${decoded}/${strings.length} (${STRINGS.length - strings.length} strings left out)`);
+      assert.ok(strings.length >= 300);
+      assert.equal(same, strings.length);
+      assert.equal(decoded, strings.length);
+    } finally {
+      tok.delete();
+    }
+  });
+}
 
 test('addSpecialTokens: false leaves the template out; vocabSize counts added tokens', { skip: skipWhy(fileOf('tokenizer-llama3_2')) }, () => {
   const tok = as.loadTokenizer(JSON.parse(fileOf('tokenizer-llama3_2')));
