@@ -50,6 +50,22 @@ const FILES = [
 
 const STRINGS = allStrings(320);
 
+// Encodes and decodes every string with attnscope and the reference: counts of equal ids and equal decodes, and
+// the first differing cases.
+function parity(tok, ref, strings) {
+  let same = 0, decoded = 0;
+  const bad = [];
+  for (const s of strings) {
+    const want = ref.encode(s).ids;
+    const got = tok.encode(s);
+    assert.equal(got.ids.length, got.tokens.length);
+    if (JSON.stringify([...got.ids]) === JSON.stringify(want)) same++;
+    else if (bad.length < 3) bad.push({ s, want: want.slice(0, 20), got: [...got.ids].slice(0, 20) });
+    if (tok.decode(got.ids) === (want.length ? ref.decode(want) : '')) decoded++;
+  }
+  return { same, decoded, bad };
+}
+
 for (const { name, pkg, vectors } of FILES) {
   const text = fileOf(pkg);
   test(`${name}: ids equal @huggingface/tokenizers on ${STRINGS.length} strings, decode round trip`, { skip: skipWhy(text) }, () => {
@@ -57,16 +73,7 @@ for (const { name, pkg, vectors } of FILES) {
     try {
       const ref = new Reference(JSON.parse(text), { clean_up_tokenization_spaces: false });
       for (const [s, want] of vectors) assert.deepEqual([...tok.encode(s).ids], want, `published vector ${JSON.stringify(s)}`);
-      let same = 0, decoded = 0;
-      const bad = [];
-      for (const s of STRINGS) {
-        const want = ref.encode(s).ids;
-        const got = tok.encode(s);
-        assert.equal(got.ids.length, got.tokens.length);
-        if (JSON.stringify([...got.ids]) === JSON.stringify(want)) same++;
-        else if (bad.length < 3) bad.push({ s, want: want.slice(0, 20), got: [...got.ids].slice(0, 20) });
-        if (tok.decode(got.ids) === (want.length ? ref.decode(want) : '')) decoded++;
-      }
+      const { same, decoded, bad } = parity(tok, ref, STRINGS);
       console.log(`${name}: ids ${same}/${STRINGS.length} equal, decode ${decoded}/${STRINGS.length} equal`);
       assert.deepEqual(bad, [], `${name}: ids differ`);
       assert.equal(same, STRINGS.length);
@@ -93,13 +100,8 @@ for (const scheme of ['first', 'always', 'never']) {
     const tok = as.loadTokenizer(j);
     try {
       const ref = new Reference(j, { clean_up_tokenization_spaces: false });
-      let same = 0, decoded = 0;
-      for (const s of STRINGS) {
-        const want = ref.encode(s).ids;
-        const got = [...tok.encode(s).ids];
-        if (JSON.stringify(got) === JSON.stringify(want)) same++;
-        if (tok.decode(got) === (want.length ? ref.decode(want) : '')) decoded++;
-      }
+      const { same, decoded, bad } = parity(tok, ref, STRINGS);
+      assert.deepEqual(bad, []);
       console.log(`metaspace ${scheme}: ids ${same}/${STRINGS.length} equal, decode ${decoded}/${STRINGS.length} equal`);
       assert.equal(same, STRINGS.length);
       assert.equal(decoded, STRINGS.length);
@@ -139,13 +141,8 @@ for (const [name, pre] of Object.entries(GPT2_LAYOUTS)) {
     try {
       const ref = new Reference(j, { clean_up_tokenization_spaces: false });
       const strings = STRINGS.filter((s) => !refDeviates(s));
-      let same = 0, decoded = 0;
-      for (const s of strings) {
-        const want = ref.encode(s).ids;
-        const got = [...tok.encode(s).ids];
-        if (JSON.stringify(got) === JSON.stringify(want)) same++;
-        if (tok.decode(got) === (want.length ? ref.decode(want) : '')) decoded++;
-      }
+      const { same, decoded, bad } = parity(tok, ref, strings);
+      assert.deepEqual(bad, []);
       console.log(`${name}: ids ${same}/${strings.length} equal, decode ${decoded}/${strings.length} (${STRINGS.length - strings.length} strings left out)`);
       assert.ok(strings.length >= 300);
       assert.equal(same, strings.length);
