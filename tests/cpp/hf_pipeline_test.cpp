@@ -1,10 +1,17 @@
-// The Split-regex scanners of src/tokenizers/split_regex.h on tricky inputs. Expected pieces are worked by hand
+// The tokenizer.json pipeline's own parts: NFC/NFKC (src/tokenizers/nfc.h) against Python's unicodedata for every
+// code point (tests/fixtures/tokenizers/gen_nfc_cases.py), and the Split-regex scanners of
+// src/tokenizers/split_regex.h on tricky inputs. Expected pieces are worked by hand
 // from the patterns' Oniguruma semantics (leftmost alternative, greedy with backtracking, \s = White_Space), and
 // the Llama 3 / Qwen ones are checked end to end against @huggingface/tokenizers in tests/js/tokenizers-modern.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include "tokenizers/nfc.h"
 
 #include "tokenizers/split_regex.h"
 #include "tokenizers/unicode.h"
@@ -78,4 +85,67 @@ TEST_CASE("split_for_pattern: exact strings only") {
         &split_qwen2);
   CHECK(split_for_pattern(R"(\p{N}{1,3})") == nullptr);
   CHECK(split_for_pattern("") == nullptr);
+}
+
+namespace {
+
+std::u32string nfc(std::u32string s, bool compat, Alignment* from = nullptr) {
+  Alignment a;
+  for (std::uint32_t i = 0; i < s.size(); ++i) a.emplace_back(i, i + 1);
+  normalize_nfc(s, a, compat);
+  if (from != nullptr) *from = a;
+  return s;
+}
+
+std::u32string u32(const nlohmann::json& cps) {
+  std::u32string out;
+  for (const auto& c : cps) out.push_back(c.get<char32_t>());
+  return out;
+}
+
+std::u32string u32_of(const std::string& utf8) {
+  auto d = decode_utf8(utf8, "t", "t");
+  REQUIRE(d.ok());
+  return std::u32string(d.value().cps.begin(), d.value().cps.end());
+}
+
+}  // namespace
+
+TEST_CASE("normalize_nfc: every code point and the composition cases equal Python's unicodedata") {
+  std::ifstream f(ATTNSCOPE_FIXTURES_DIR "/tokenizers/nfc_cases.json");
+  REQUIRE(f.good());
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const auto doc = nlohmann::json::parse(ss.str());
+  std::vector<bool> listed(0x110000, false);
+  std::size_t wrong = 0;
+  for (const auto& row : doc["single"]) {
+    const auto cp = row[0].get<char32_t>();
+    listed[cp] = true;
+    wrong += nfc(std::u32string(1, cp), false) != u32(row[1]);
+    wrong += nfc(std::u32string(1, cp), true) != u32(row[2]);
+  }
+  for (char32_t cp = 0; cp < 0x110000; ++cp) {
+    if (listed[cp] || (cp >= 0xD800 && cp <= 0xDFFF)) continue;
+    const std::u32string one(1, cp);
+    wrong += nfc(one, false) != one;
+    wrong += nfc(one, true) != one;
+  }
+  CHECK(wrong == 0);
+  for (const auto& row : doc["strings"]) {
+    INFO(row[0].get<std::string>());
+    CHECK(nfc(u32_of(row[0].get<std::string>()), false) == u32_of(row[1].get<std::string>()));
+    CHECK(nfc(u32_of(row[0].get<std::string>()), true) == u32_of(row[2].get<std::string>()));
+  }
+}
+
+TEST_CASE("normalize_nfc: a composed character keeps the source range of its parts") {
+  Alignment from;
+  CHECK(nfc(U"xe\u0301y", false, &from) == U"x\u00E9y");
+  REQUIRE(from.size() == 3);
+  CHECK(from[0] == std::make_pair(0u, 1u));
+  CHECK(from[1] == std::make_pair(1u, 3u));
+  CHECK(from[2] == std::make_pair(3u, 4u));
+  CHECK(nfc(U"\uFB01", true, &from) == U"fi");  // NFKC: both letters from the ligature
+  CHECK(from == Alignment{{0u, 1u}, {0u, 1u}});
 }
