@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tokenizers/hf_tokenizer.h"
 #include "tokenizers/nfc.h"
 
 #include "tokenizers/split_regex.h"
@@ -148,4 +149,63 @@ TEST_CASE("normalize_nfc: a composed character keeps the source range of its par
   CHECK(from[2] == std::make_pair(3u, 4u));
   CHECK(nfc(U"\uFB01", true, &from) == U"fi");  // NFKC: both letters from the ligature
   CHECK(from == Alignment{{0u, 1u}, {0u, 1u}});
+}
+
+namespace {
+
+// A tokenizer.json with a SentencePiece-style vocab: "▁", letters, "▁ab", <0x41> (byte fallback for 'A' only),
+// <unk>; the members in `extra` replace the defaults.
+std::string tiny_json(const std::string& extra) {
+  return R"({"model":{"type":"BPE","vocab":{"<unk>":0,"<s>":1,"\u2581":2,"a":3,"b":4,"ab":5,"\u2581ab":6,"<0x41>":7},)"
+         R"("merges":["a b","\u2581 ab"],"byte_fallback":true,"fuse_unk":true,"unk_token":"<unk>"},)"
+         R"("added_tokens":[{"id":1,"content":"<s>","special":true,"normalized":false,"lstrip":false,"rstrip":false,"single_word":false}],)"
+         R"("normalizer":{"type":"Sequence","normalizers":[{"type":"Prepend","prepend":"\u2581"},{"type":"Replace","pattern":{"String":" "},"content":"\u2581"}]},)"
+         R"("pre_tokenizer":null,)"
+         R"("post_processor":{"type":"TemplateProcessing","single":[{"SpecialToken":{"id":"<s>","type_id":0}},{"Sequence":{"id":"A","type_id":0}}],"special_tokens":{"<s>":{"id":"<s>","ids":[1],"tokens":["<s>"]}}},)"
+         R"("decoder":{"type":"Sequence","decoders":[{"type":"Replace","pattern":{"String":"\u2581"},"content":" "},{"type":"ByteFallback"},{"type":"Fuse"},{"type":"Strip","content":" ","start":1,"stop":0}]})" +
+         extra + "}";
+}
+
+}  // namespace
+
+TEST_CASE("HfPipeline: Prepend/Replace, merges, byte fallback, fused unk, template, decoder (worked by hand)") {
+  auto t = HfTokenizer::from_json(tiny_json(""), "loadTokenizer", "tokenizerJson");
+  REQUIRE(t.ok());
+  const HfTokenizer& tok = *t.value();
+  // "ab Aéé": ▁ab | ▁ | A -> <0x41> | é é -> no byte tokens -> one fused <unk>
+  auto r = tok.encode_with_post_processor("ab Aéé");
+  REQUIRE(r.ok());
+  CHECK(r.value().ids == std::vector<std::int32_t>{1, 6, 2, 7, 0});
+  CHECK(r.value().tokens == std::vector<std::string>{"<s>", "\u2581ab", "\u2581", "<0x41>", "<unk>"});
+  CHECK(r.value().offsets == std::vector<std::int32_t>{0, 0, 0, 2, 2, 3, 3, 4, 4, 6});
+  auto plain = tok.encode("ab");
+  REQUIRE(plain.ok());
+  CHECK(plain.value().ids == std::vector<std::int32_t>{6});
+  // an added token splits the text; each side gets its own ▁ (Prepend on each non-empty segment)
+  auto split = tok.encode("ab<s>ab");
+  REQUIRE(split.ok());
+  CHECK(split.value().ids == std::vector<std::int32_t>{6, 1, 6});
+  auto d = tok.decode(std::vector<std::int32_t>{1, 6, 2, 7});
+  REQUIRE(d.ok());
+  CHECK(d.value() == "<s> ab A");  // Strip removes one leading space of the fused text only
+  CHECK(tok.special_ids().bos == 1);
+  CHECK(tok.vocab_size() == 8);
+}
+
+TEST_CASE("HfPipeline: unsupported components are errors naming the member") {
+  auto msg = [](const std::string& extra) {
+    auto t = HfTokenizer::from_json(tiny_json(extra), "loadTokenizer", "tokenizerJson");
+    return t.ok() ? std::string("ok") : t.status().message;
+  };
+  CHECK(msg(R"(,"normalizer":{"type":"NFD"})") ==
+        "loadTokenizer: tokenizerJson.normalizer.type 'NFD' is not supported (Prepend, Replace, Lowercase, NFC, NFKC, Sequence)");
+  CHECK(msg(R"(,"pre_tokenizer":{"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":"\\d+"},"behavior":"Isolated","invert":false}]})") ==
+        "loadTokenizer: tokenizerJson.pre_tokenizer.pretokenizers[0].pattern Regex '\\\\d+' is not supported (the Llama 3, "
+        "Qwen2 and GPT-2 patterns, matched exactly)");
+  CHECK(msg(R"(,"post_processor":{"type":"BertProcessing"})") ==
+        "loadTokenizer: tokenizerJson.post_processor.type 'BertProcessing' is not supported (TemplateProcessing, ByteLevel, "
+        "Sequence or null)");
+  CHECK(msg(R"(,"decoder":{"type":"Sequence","decoders":[{"type":"WordPiece"}]})") ==
+        "loadTokenizer: tokenizerJson.decoder.decoders[0].type 'WordPiece' is not supported (Replace, ByteFallback, Fuse, "
+        "Strip, Metaspace, ByteLevel, Sequence)");
 }
