@@ -109,7 +109,8 @@ export interface HfTokenizer {
   readonly vocabSize: number;
   /**
    * Tokens of `text`. `addSpecialTokens` (default true) applies the file's post-processor template (Llama 3.2's
-   * `<|begin_of_text|>`, Gemma's `<bos>`, Llama 2's `<s>`; Qwen adds none).
+   * `<|begin_of_text|>`, Gemma's `<bos>`, Llama 2's `<s>`; Qwen adds none). WordPiece (BERT) files: the
+   * post-processor is not applied ([CLS]/[SEP] are not added) either way.
    */
   encode(text: string, options?: { addSpecialTokens?: boolean }): HfEncoding;
   /** Text of the ids through the file's decoder (special tokens are kept). */
