@@ -93,6 +93,32 @@ export interface BpeTokenizer {
   delete(): void;
 }
 
+/** as.loadTokenizer(tokenizerJson).encode()'s result. */
+export interface HfEncoding {
+  /** The ids Hugging Face's tokenizers library gives for the file (`Tokenizer.encode(text).ids`). */
+  ids: Int32Array;
+  /** Vocabulary strings ("Ġworld", "▁Hello", "<0x0A>") and added tokens' contents. */
+  tokens: string[];
+  /** [start, end) UTF-16 offsets into the text, 2 per token; post-processor tokens have [0, 0). */
+  offsets: Int32Array;
+}
+
+/** A Hugging Face tokenizer.json loaded on its own (as.loadTokenizer). */
+export interface HfTokenizer {
+  /** Ids in use, added tokens included (Llama 3.2: 128256). */
+  readonly vocabSize: number;
+  /**
+   * Tokens of `text`. `addSpecialTokens` (default true) applies the file's post-processor template (Llama 3.2's
+   * `<|begin_of_text|>`, Gemma's `<bos>`, Llama 2's `<s>`; Qwen adds none). WordPiece (BERT) files: the
+   * post-processor is not applied ([CLS]/[SEP] are not added) either way.
+   */
+  encode(text: string, options?: { addSpecialTokens?: boolean }): HfEncoding;
+  /** Text of the ids through the file's decoder (special tokens are kept). */
+  decode(ids: Int32Array | ArrayLike<number>): string;
+  /** Frees the tokenizer; later calls throw. */
+  delete(): void;
+}
+
 export interface MemoryStats {
   /** Size of the wasm memory in bytes. */
   heapSize: number;
@@ -392,6 +418,14 @@ export interface AttnScope {
    * @example const gpt2 = await as.loadPretrained({ config, weights: file, tokenizer }); gpt2.generate('Hello', { maxNewTokens: 8 })
    */
   loadPretrained(options: PretrainedOptions): Promise<Model>;
+
+  /**
+   * Loads a Hugging Face tokenizer.json (text or parsed object) on its own: GPT-2/BERT files, SentencePiece-style
+   * BPE with byte fallback (Llama 2, TinyLlama, Mistral, Gemma) and byte-level BPE with a Split regex (Llama 3,
+   * Qwen2/3). A component or Split pattern attnscope does not implement throws an Error naming it.
+   * @example const tok = as.loadTokenizer(await (await fetch('tokenizer.json')).text()); tok.encode('Hello world').ids
+   */
+  loadTokenizer(tokenizerJson: string | object): HfTokenizer;
 
   /** Wasm heap facts, for leak checks. */
   memoryStats(): MemoryStats;

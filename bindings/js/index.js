@@ -7,8 +7,9 @@ import { createOrThrow, fail, unwrap } from './errors.js';
 import { Handle, live } from './handle.js';
 import { createModel } from './model.js';
 import { loadPretrained } from './pretrained.js';
+import { loadTokenizer } from './tokenizer.js';
 import {
-  bool, checkString, f32, int, mask, num, object, oneOf, validate, wellFormed,
+  bool, checkString, f32, idArray, int, mask, num, object, oneOf, validate, wellFormed,
 } from './validate.js';
 import { BUNDLED, loadBundled } from './bundled.js';
 import { readAttentionFile } from './attention_file.js';
@@ -181,7 +182,7 @@ class BpeTokenizer extends Handle {
   /** Decodes ids back into text (invalid UTF-8 byte sequences become U+FFFD, as GPT-2 does). */
   decode(ids) {
     const h = live(this, 'decode');
-    const arr = f32Ints('decode', 'ids', ids);
+    const arr = idArray('decode', 'ids', ids);
     return unwrap(h.decode(arr)).text;
   }
 }
@@ -204,17 +205,6 @@ class MultiHeadAttention extends Handle {
   }
 }
 
-function f32Ints(fn, name, v) {
-  if (!(Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof DataView)))) {
-    fail('TypeError', `${fn}: ${name} must be an Int32Array or an array of integers`);
-  }
-  for (let i = 0; i < v.length; i++) {
-    if (!Number.isInteger(v[i]) || v[i] < 0 || v[i] > 0x7fffffff) {
-      fail('RangeError', `${fn}: ${name}[${i}] (${v[i]}) must be a non-negative integer id`);
-    }
-  }
-  return Int32Array.from(v);
-}
 
 /** One loaded attnscope module. Every method is synchronous and takes one argument object. */
 class AttnScope {
@@ -312,6 +302,12 @@ class AttnScope {
    * "Pretrained checkpoints"); resolves to a Model (run / generate / parameters / delete).
    */
   loadPretrained(options) { return loadPretrained(this.#m, options); }
+
+  /**
+   * Loads a Hugging Face tokenizer.json on its own (text or parsed object): `encode(text, { addSpecialTokens })`
+   * gives the ids Hugging Face's tokenizers library gives; free it with delete().
+   */
+  loadTokenizer(tokenizerJson) { return loadTokenizer(this.#m, tokenizerJson); }
 
   /** Wasm heap facts: { heapSize, allocated } in bytes (for leak checks). */
   memoryStats() { return this.#m.memoryStats(); }

@@ -198,6 +198,19 @@ export function scalar(check) {
   return check;
 }
 
+/** ids as an Int32Array: an Int32Array, typed array or array of integers in [0, 2^31). */
+export function idArray(fn, name, v) {
+  if (!(Array.isArray(v) || (ArrayBuffer.isView(v) && !(v instanceof DataView)))) {
+    fail('TypeError', `${fn}: ${name} must be an Int32Array or an array of integers`);
+  }
+  for (let i = 0; i < v.length; i++) {
+    if (!Number.isInteger(v[i]) || v[i] < 0 || v[i] > 0x7fffffff) {
+      fail('RangeError', `${fn}: ${name}[${i}] (${v[i]}) must be a non-negative integer id`);
+    }
+  }
+  return Int32Array.from(v);
+}
+
 export function checkString(fn, name, v) {
   if (typeof v !== 'string') fail('TypeError', `${fn}: ${name} must be a string, got ${typeName(v)}`);
   return v;

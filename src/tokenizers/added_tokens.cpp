@@ -85,18 +85,19 @@ std::u32string added_token_cps(std::string_view content) {
 
 AddedTokenMatcher::AddedTokenMatcher(const std::vector<AddedToken>& tokens,
                                      const std::vector<std::u32string>& patterns) {
+  ends_.push_back(-1);  // the root
   for (std::size_t i = 0; i < tokens.size() && i < patterns.size(); ++i) {
     if (patterns[i].empty()) continue;
+    std::uint32_t node = 0;
+    for (char32_t c : patterns[i]) {
+      const std::uint64_t key = (static_cast<std::uint64_t>(node) << 21) | c;
+      const auto [it, fresh] = edges_.emplace(key, static_cast<std::uint32_t>(ends_.size()));
+      if (fresh) ends_.push_back(-1);
+      node = it->second;
+    }
+    if (ends_[node] >= 0) continue;  // an earlier token has this content
+    ends_[node] = static_cast<std::int32_t>(patterns_.size());
     patterns_.push_back(Pattern{patterns[i], i, tokens[i].lstrip, tokens[i].rstrip, tokens[i].single_word});
-  }
-  std::stable_sort(patterns_.begin(), patterns_.end(), [](const Pattern& a, const Pattern& b) {
-    return a.cps[0] != b.cps[0] ? a.cps[0] < b.cps[0] : a.cps.size() > b.cps.size();
-  });
-  for (std::size_t i = 0; i < patterns_.size();) {
-    std::size_t j = i;
-    while (j < patterns_.size() && patterns_[j].cps[0] == patterns_[i].cps[0]) ++j;
-    by_first_[patterns_[i].cps[0]] = {i, j};
-    i = j;
   }
 }
 
@@ -105,19 +106,22 @@ std::vector<AddedTokenMatcher::Match> AddedTokenMatcher::find(std::span<const ch
   if (patterns_.empty()) return matches;
   const std::size_t n = cps.size();
   std::size_t done = 0;  // end of the previous match: lstrip never reaches before it
+  std::vector<std::int32_t> ending;  // patterns ending along the walk from i, shortest first
   for (std::size_t i = 0; i < n;) {
-    const auto it = by_first_.find(cps[i]);
+    ending.clear();
+    std::uint32_t node = 0;
+    for (std::size_t j = i; j < n; ++j) {
+      const auto it = edges_.find((static_cast<std::uint64_t>(node) << 21) | cps[j]);
+      if (it == edges_.end()) break;
+      node = it->second;
+      if (ends_[node] >= 0) ending.push_back(ends_[node]);
+    }
     const Pattern* hit = nullptr;
-    if (it != by_first_.end()) {
-      for (std::size_t k = it->second.first; k < it->second.second && hit == nullptr; ++k) {
-        const Pattern& p = patterns_[k];  // longest first
-        if (p.cps.size() > n - i || !std::equal(p.cps.begin(), p.cps.end(), cps.begin() + static_cast<std::ptrdiff_t>(i))) {
-          continue;
-        }
-        const std::size_t end = i + p.cps.size();
-        if (p.single_word && ((i > 0 && is_word_char(cps[i - 1])) || (end < n && is_word_char(cps[end])))) continue;
-        hit = &p;
-      }
+    for (auto k = ending.rbegin(); k != ending.rend() && hit == nullptr; ++k) {  // longest first
+      const Pattern& p = patterns_[static_cast<std::size_t>(*k)];
+      const std::size_t end = i + p.cps.size();
+      if (p.single_word && ((i > 0 && is_word_char(cps[i - 1])) || (end < n && is_word_char(cps[end])))) continue;
+      hit = &p;
     }
     if (hit == nullptr) {
       ++i;

@@ -50,8 +50,11 @@ class AddedTokenMatcher {
     std::size_t token;
     bool lstrip, rstrip, single_word;
   };
-  std::vector<Pattern> patterns_;                                   // sorted by first code point, longest first
-  std::unordered_map<char32_t, std::pair<std::size_t, std::size_t>> by_first_;  // first cp -> [begin, end)
+  std::vector<Pattern> patterns_;
+  // A trie over the patterns (Gemma 3 has 6,415 added tokens, 6,322 of them starting with '<'): edges keyed by
+  // (node << 21 | code point), and per node the pattern ending there (-1 if none; the first of equal contents).
+  std::unordered_map<std::uint64_t, std::uint32_t> edges_;
+  std::vector<std::int32_t> ends_;
 };
 
 // A token's content as code points (the matcher's pattern); empty when the content is not valid UTF-8.

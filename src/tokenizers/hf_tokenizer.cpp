@@ -267,6 +267,21 @@ core::Result<std::unique_ptr<BpeTokenizer>> read_bpe_model(const Reader& rd, con
   return bpe;
 }
 
+// GPT-2's tokenizer.json layout, read by read_bpe_model (its messages unchanged); anything else goes to HfPipeline.
+bool gpt2_layout(const TokenizerJson& t) {
+  if (!t.normalizer.empty() || t.pre_tokenizer != "ByteLevel") return false;
+  const json& pt = t.file.root["pre_tokenizer"];
+  const auto re = pt.find("use_regex");
+  if (re != pt.end() && re->is_boolean() && !re->get<bool>()) return false;
+  const auto prefix = pt.find("add_prefix_space");
+  if (prefix != pt.end() && prefix->is_boolean() && prefix->get<bool>()) return false;
+  for (const char* name : {"byte_fallback", "ignore_merges"}) {
+    const auto it = t.model().find(name);
+    if (it != t.model().end() && it->is_boolean() && it->get<bool>()) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 // ---- factories ----------------------------------------------------------------------------------------------
@@ -283,6 +298,11 @@ core::Result<std::unique_ptr<HfTokenizer>> HfTokenizer::from_json(std::string_vi
     if (!wp.ok()) return wp.status();
     tok->kind_ = Kind::kWordPiece;
     tok->wordpiece_ = std::move(wp).value();
+  } else if (!gpt2_layout(t)) {
+    auto p = HfPipeline::create(rd, t.file, std::move(t.added));
+    if (!p.ok()) return p.status();
+    tok->kind_ = Kind::kBpe;
+    tok->pipeline_ = std::move(p).value();
   } else {
     auto bpe = read_bpe_model(rd, t);
     if (!bpe.ok()) return bpe.status();
@@ -337,6 +357,8 @@ void HfTokenizer::find_special_ids() {
     special_.mask = id_of("[MASK]");
     special_.pad = id_of("[PAD]");
     special_.unk = wordpiece_->unk_id();
+  } else if (pipeline_) {
+    special_.bos = pipeline_->bos_id();
   } else {
     special_.bos = special_.eos = id_of("<|endoftext|>");
   }
@@ -344,8 +366,14 @@ void HfTokenizer::find_special_ids() {
 
 // ---- encode / decode / lookups ------------------------------------------------------------------------------
 
+core::Result<Tokenization> HfTokenizer::encode_with_post_processor(std::string_view utf8) const {
+  if (pipeline_) return pipeline_->encode(utf8, true);
+  return encode(utf8);
+}
+
 core::Result<Tokenization> HfTokenizer::encode(std::string_view utf8) const {
   if (kind_ == Kind::kWordPiece) return wordpiece_->encode(utf8);
+  if (pipeline_) return pipeline_->encode(utf8, false);
   if (matcher_.empty()) return bpe_->encode(utf8);
   auto decoded = decode_utf8(utf8, "encode", "text");
   if (!decoded.ok()) return decoded.status();
@@ -384,6 +412,7 @@ core::Result<Tokenization> HfTokenizer::encode(std::string_view utf8) const {
 
 core::Result<std::string> HfTokenizer::decode(std::span<const std::int32_t> ids) const {
   if (kind_ == Kind::kWordPiece) return wordpiece_->decode(ids);
+  if (pipeline_) return pipeline_->decode(ids);
   // Runs of vocab ids decode as bytes; an added token outside the vocab gives its content.
   std::string text;
   std::vector<std::int32_t> run;
@@ -412,6 +441,7 @@ core::Result<std::string> HfTokenizer::decode(std::span<const std::int32_t> ids)
 
 std::string HfTokenizer::token_text(std::int32_t id) const {
   if (kind_ == Kind::kWordPiece) return wordpiece_->token_text(id);
+  if (pipeline_) return pipeline_->token_text(id);
   std::string text = bpe_->token_text(id);
   if (text.empty()) {
     for (const AddedToken& a : added_) {
@@ -423,6 +453,7 @@ std::string HfTokenizer::token_text(std::int32_t id) const {
 
 std::int32_t HfTokenizer::id_of(std::string_view token) const {
   if (kind_ == Kind::kWordPiece) return wordpiece_->id_of(token);
+  if (pipeline_) return pipeline_->id_of(token);
   const std::int32_t id = bpe_->id_of(token);
   if (id >= 0) return id;
   for (const AddedToken& a : added_) {
@@ -433,6 +464,7 @@ std::int32_t HfTokenizer::id_of(std::string_view token) const {
 
 std::size_t HfTokenizer::vocab_size() const {
   if (kind_ == Kind::kWordPiece) return wordpiece_->vocab_size();
+  if (pipeline_) return pipeline_->vocab_size();
   std::size_t n = bpe_->vocab_size();
   for (const AddedToken& a : added_) n += bpe_->token_text(a.id).empty() ? 1 : 0;
   return n;

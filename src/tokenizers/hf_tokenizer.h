@@ -13,6 +13,7 @@
 
 #include "core/status.h"
 #include "tokenizers/bpe.h"
+#include "tokenizers/hf_pipeline.h"
 #include "tokenizers/wordpiece.h"
 #include "tokenizers/word_char.h"
 
@@ -28,7 +29,9 @@ class HfTokenizer {
  public:
   enum class Kind { kBpe, kWordPiece };
 
-  // tokenizer.json text. Supported: model.type "BPE" with a ByteLevel pre_tokenizer (add_prefix_space false,
+  // tokenizer.json text. A BPE file with a normalizer, a pre_tokenizer other than ByteLevel(use_regex true),
+  // byte_fallback or ignore_merges goes through HfPipeline (hf_pipeline.h: Llama 2/3, Mistral, Qwen, Gemma).
+  // Otherwise supported: model.type "BPE" with a ByteLevel pre_tokenizer (add_prefix_space false,
   // use_regex true), no normalizer, vocab {token: id}, merges as "a b" strings or ["a", "b"] pairs, no dropout,
   // byte_fallback, continuing_subword_prefix or end_of_word_suffix; and model.type "WordPiece" with a
   // BertNormalizer (clean_text, handle_chinese_chars, strip_accents (null: strip when lowercasing), lowercase)
@@ -54,6 +57,10 @@ class HfTokenizer {
   // as that text, as BpeTokenizer::encode does), ids, and [start, end) UTF-16 offsets into `utf8`.
   // No special tokens are added. Invalid UTF-8 -> TypeError "encode: text is not valid UTF-8 (...)".
   core::Result<Tokenization> encode(std::string_view utf8) const;
+  // encode() with the tokenizer.json post-processor's single-sequence template applied (Llama 3.2's
+  // "<|begin_of_text|> $A", Gemma's "<bos> $A"; the added tokens' offsets are [0, 0)): the ids Hugging Face's
+  // Tokenizer.encode(text) gives. The GPT-2 / BERT kinds (and vocab-file tokenizers) give encode()'s result.
+  core::Result<Tokenization> encode_with_post_processor(std::string_view utf8) const;
   // BPE: the bytes of the ids as UTF-8 (ill-formed sequences -> U+FFFD); added tokens give their content.
   // WordPiece: WordPieceTokenizer::decode. Unknown id -> RangeError "decode: ids[3] (99999) is not in the vocabulary".
   core::Result<std::string> decode(std::span<const std::int32_t> ids) const;
@@ -70,6 +77,9 @@ class HfTokenizer {
   Kind kind_ = Kind::kBpe;
   std::unique_ptr<BpeTokenizer> bpe_;
   std::unique_ptr<WordPieceTokenizer> wordpiece_;
+  // tokenizer.json BPE files other than GPT-2's layout (normalizer, Split regex, byte_fallback, templates): the
+  // whole pipeline, bpe_ unused.
+  std::unique_ptr<HfPipeline> pipeline_;
   // BPE only (WordPiece matches its own): added tokens, their matcher over the raw text, and those whose ids
   // are not in the BPE vocab.
   std::vector<AddedToken> added_;
