@@ -3,7 +3,7 @@
 // src/tokenizers/split_regex.h on tricky inputs. Expected pieces are worked by hand
 // from the patterns' Oniguruma semantics (leftmost alternative, greedy with backtracking, \s = White_Space), and
 // the Llama 3 / Qwen ones are checked end to end against @huggingface/tokenizers in tests/js/tokenizers-modern.
-#include <catch2/catch.hpp>
+#include <catch.hpp>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
