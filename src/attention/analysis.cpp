@@ -2,12 +2,14 @@
 // Layer: attention (uses ops/max_flow and ops/pca). Sums run in float64.
 #include "attention/analysis.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <limits>
 #include <string>
 
 #include "core/check.h"
+#include "core/parallel.h"
 #include "core/rng.h"
 #include "ops/max_flow.h"
 #include "ops/pca.h"
@@ -137,30 +139,54 @@ core::Result<std::vector<float>> attention_flow(const FlowArgs& a) {
   //    feed their rollout (compute_joint_attention) and their flow graph (get_adjmat).
   const int nodes = static_cast<int>((L + 1) * n);
   ops::MaxFlow graph(nodes);
-  std::vector<double> m(idx(n * n));
+  std::vector<double> cap(idx(L * n * n));  // cap[l][i][j]: edge (l+1, i) -> (l, j)
   for (long long l = 0; l < L; ++l) {
     for (long long i = 0; i < n; ++i) {
-      double row = 0.0;
+      double* row = cap.data() + idx((l * n + i) * n);
+      double sum = 0.0;
       for (long long j = 0; j < n; ++j) {
         double s = 0.0;
         for (long long h = 0; h < H; ++h) s += a.layers[idx(((l * H + h) * n + i) * n + j)];
-        s = s / static_cast<double>(H) + (i == j ? 1.0 : 0.0);
-        m[idx(i * n + j)] = s;
-        row += s;
+        row[j] = s / static_cast<double>(H) + (i == j ? 1.0 : 0.0);
+        sum += row[j];
       }
-      // 2. edges (l+1, i) -> (l, j); a row that sums to 0 (negative weights cancelling) carries no flow
+      // 2. edges (l+1, i) -> (l, j); a row that sums to 0 or less (negative weights cancelling) carries no flow
       for (long long j = 0; j < n; ++j) {
-        const double c = row > 0.0 ? m[idx(i * n + j)] / row : 0.0;
-        if (c > 0.0) graph.add_edge(static_cast<int>((l + 1) * n + i), static_cast<int>(l * n + j), c);
+        row[j] = sum > 0.0 && row[j] > 0.0 ? row[j] / sum : 0.0;
+        if (row[j] > 0.0) graph.add_edge(static_cast<int>((l + 1) * n + i), static_cast<int>(l * n + j), row[j]);
       }
     }
   }
-  // 3. one maximum flow per (output, input) pair: source (L, o), sink (0, v)
+  // 3. one maximum flow per (output o, input v): source (L, o), sink (0, v), searched only over the nodes that can
+  //    reach the sink (every source-sink path lies among them; in a causal model, positions >= v), built once per v
   const long long first = a.has_output ? a.output : 0, last = a.has_output ? a.output + 1 : n;
   std::vector<float> flow(idx((last - first) * n));
-  for (long long o = first; o < last; ++o)
-    for (long long v = 0; v < n; ++v)
-      flow[idx((o - first) * n + v)] = static_cast<float>(graph.solve(static_cast<int>(L * n + o), static_cast<int>(v)));
+  graph.prepare();
+  // pieces of input positions run on the pool's threads (core/parallel.h), each on its own copy of the graph
+  const double work = static_cast<double>(graph.arcs()) * static_cast<double>((last - first) * n) * 4.0;
+  const int chunks = core::parallel_chunks(n, 1, work);
+  std::vector<ops::MaxFlow> graphs(idx(chunks), graph);
+  core::parallel_for(n, 1, work, [&](std::int64_t begin, std::int64_t end, int chunk) {
+    ops::MaxFlow& g = graphs[idx(chunk)];
+    std::vector<std::uint8_t> reach(idx(nodes));
+    for (long long v = begin; v < end; ++v) {
+      std::fill(reach.begin(), reach.end(), std::uint8_t{0});
+      reach[idx(v)] = 1;
+      for (long long l = 0; l < L; ++l) {
+        for (long long i = 0; i < n; ++i) {
+          const double* row = cap.data() + idx((l * n + i) * n);
+          bool any = false;
+          for (long long j = 0; j < n && !any; ++j) any = row[j] > 0.0 && reach[idx(l * n + j)] != 0;
+          reach[idx((l + 1) * n + i)] = any ? 1 : 0;
+        }
+      }
+      for (long long o = first; o < last; ++o) {
+        const int source = static_cast<int>(L * n + o);
+        flow[idx((o - first) * n + v)] =
+            reach[idx(source)] != 0 ? static_cast<float>(g.solve(source, static_cast<int>(v), &reach)) : 0.0f;
+      }
+    }
+  });
   return flow;
 }
 

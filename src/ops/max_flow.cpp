@@ -1,4 +1,4 @@
-// max_flow.cpp: Dinic's maximum flow. Layer: ops.
+// max_flow.cpp: Dinic's maximum flow over compressed rows. Layer: ops.
 #include "ops/max_flow.h"
 
 #include <algorithm>
@@ -7,65 +7,105 @@
 
 namespace attnscope::ops {
 
-MaxFlow::MaxFlow(int nodes)
-    : adj_(static_cast<std::size_t>(nodes)), level_(static_cast<std::size_t>(nodes)),
-      cursor_(static_cast<std::size_t>(nodes)), queue_(static_cast<std::size_t>(nodes)) {}
+namespace {
+inline std::size_t z(int i) { return static_cast<std::size_t>(i); }
+}  // namespace
+
+MaxFlow::MaxFlow(int nodes) : nodes_(nodes) {}
 
 void MaxFlow::add_edge(int from, int to, double capacity) {
-  adj_[static_cast<std::size_t>(from)].push_back(static_cast<int>(edges_.size()));
-  edges_.push_back({to, capacity, capacity});
-  adj_[static_cast<std::size_t>(to)].push_back(static_cast<int>(edges_.size()));
-  edges_.push_back({from, 0.0, 0.0});
+  from_.push_back(from);
+  to_.push_back(to);
+  capacity_.push_back(capacity);
 }
 
-// 1. BFS from the source over edges with residual capacity; true when the sink is reached.
-bool MaxFlow::levels(int source, int sink, double eps) {
+// Compressed rows: every edge gives an arc at its tail (capacity c) and a twin at its head (capacity 0).
+void MaxFlow::build() {
+  const std::size_t m = from_.size();
+  start_.assign(z(nodes_) + 1, 0);
+  for (std::size_t e = 0; e < m; ++e) {
+    ++start_[z(from_[e]) + 1];
+    ++start_[z(to_[e]) + 1];
+  }
+  for (int u = 0; u < nodes_; ++u) start_[z(u) + 1] += start_[z(u)];
+  std::vector<int> fill(start_.begin(), start_.end() - 1);
+  head_.resize(2 * m);
+  twin_.resize(2 * m);
+  orig_.resize(2 * m);
+  for (std::size_t e = 0; e < m; ++e) {
+    const int a = fill[z(from_[e])]++, b = fill[z(to_[e])]++;
+    head_[z(a)] = to_[e];
+    head_[z(b)] = from_[e];
+    twin_[z(a)] = b;
+    twin_[z(b)] = a;
+    orig_[z(a)] = capacity_[e];
+    orig_[z(b)] = 0.0;
+  }
+  cap_ = orig_;
+  level_.resize(z(nodes_));
+  cursor_.resize(z(nodes_));
+  queue_.resize(z(nodes_));
+  built_ = true;
+}
+
+// 1. BFS from the source over arcs with residual capacity (and allowed heads); true when the sink is reached.
+bool MaxFlow::levels(int source, int sink, const std::vector<std::uint8_t>* allowed, double eps) {
   std::fill(level_.begin(), level_.end(), -1);
-  int head = 0, tail = 0;
-  level_[static_cast<std::size_t>(source)] = 0;
-  queue_[static_cast<std::size_t>(tail++)] = source;
-  while (head < tail) {
-    const int u = queue_[static_cast<std::size_t>(head++)];
-    for (const int e : adj_[static_cast<std::size_t>(u)]) {
-      const Edge& ed = edges_[static_cast<std::size_t>(e)];
-      if (ed.cap > eps && level_[static_cast<std::size_t>(ed.to)] < 0) {
-        level_[static_cast<std::size_t>(ed.to)] = level_[static_cast<std::size_t>(u)] + 1;
-        queue_[static_cast<std::size_t>(tail++)] = ed.to;
+  int qh = 0, qt = 0;
+  level_[z(source)] = 0;
+  queue_[z(qt++)] = source;
+  while (qh < qt) {
+    const int u = queue_[z(qh++)];
+    const int next = level_[z(u)] + 1;
+    for (int a = start_[z(u)], end = start_[z(u) + 1]; a < end; ++a) {
+      const int v = head_[z(a)];
+      if (cap_[z(a)] > eps && level_[z(v)] < 0 && (allowed == nullptr || (*allowed)[z(v)] != 0)) {
+        level_[z(v)] = next;
+        if (v == sink) return true;  // nodes at the sink's level or deeper cannot lie on a shortest path
+        queue_[z(qt++)] = v;
       }
     }
   }
-  return level_[static_cast<std::size_t>(sink)] >= 0;
+  return false;
 }
 
-// 2. One augmenting path along increasing levels (DFS), advancing each node's cursor past dead edges.
+// 2. A blocking-flow step from u: pushes up to `limit` along arcs one level down, over as many arcs as it takes,
+//    advancing u's cursor past saturated or dead arcs; a node that passes nothing on leaves this phase (level -1).
 double MaxFlow::push(int u, int sink, double limit, double eps) {
   if (u == sink) return limit;
-  const auto& out = adj_[static_cast<std::size_t>(u)];
-  for (int& i = cursor_[static_cast<std::size_t>(u)]; i < static_cast<int>(out.size()); ++i) {
-    const int e = out[static_cast<std::size_t>(i)];
-    Edge& ed = edges_[static_cast<std::size_t>(e)];
-    if (ed.cap <= eps || level_[static_cast<std::size_t>(ed.to)] != level_[static_cast<std::size_t>(u)] + 1) continue;
-    const double pushed = push(ed.to, sink, std::min(limit, ed.cap), eps);
+  double sent = 0.0;
+  const int want = level_[z(u)] + 1;
+  for (int& a = cursor_[z(u)], end = start_[z(u) + 1]; a < end; ++a) {
+    const int v = head_[z(a)];
+    if (cap_[z(a)] <= eps || level_[z(v)] != want) continue;
+    const double pushed = push(v, sink, std::min(limit - sent, cap_[z(a)]), eps);
     if (pushed > 0.0) {
-      ed.cap -= pushed;
-      edges_[static_cast<std::size_t>(e ^ 1)].cap += pushed;
-      return pushed;
+      cap_[z(a)] -= pushed;
+      cap_[z(twin_[z(a)])] += pushed;
+      touched_.push_back(a);
+      sent += pushed;
+      if (limit - sent <= eps) return sent;  // the cursor stays: this arc may have capacity left
     }
   }
-  return 0.0;
+  if (sent <= 0.0) level_[z(u)] = -1;
+  return sent;
 }
 
-double MaxFlow::solve(int source, int sink, double eps) {
-  for (Edge& e : edges_) e.cap = e.orig;
+double MaxFlow::solve(int source, int sink, const std::vector<std::uint8_t>* allowed, double eps) {
+  if (!built_) build();
+  // undo the previous solve's pushes (arc and twin), cheaper than copying every capacity
+  for (const int a : touched_) {
+    cap_[z(a)] = orig_[z(a)];
+    cap_[z(twin_[z(a)])] = orig_[z(twin_[z(a)])];
+  }
+  touched_.clear();
   if (source == sink) return 0.0;
   double total = 0.0;
-  while (levels(source, sink, eps)) {
-    std::fill(cursor_.begin(), cursor_.end(), 0);
-    for (;;) {
-      const double f = push(source, sink, std::numeric_limits<double>::infinity(), eps);
-      if (f <= 0.0) break;
-      total += f;
-    }
+  while (levels(source, sink, allowed, eps)) {
+    for (int u = 0; u < nodes_; ++u) cursor_[z(u)] = start_[z(u)];
+    const double f = push(source, sink, std::numeric_limits<double>::infinity(), eps);
+    if (f <= 0.0) break;
+    total += f;
   }
   return total;
 }
