@@ -162,20 +162,22 @@ core::Result<std::vector<float>> attention_flow(const FlowArgs& a) {
   const long long first = a.has_output ? a.output : 0, last = a.has_output ? a.output + 1 : n;
   std::vector<float> flow(idx((last - first) * n));
   graph.prepare();
-  // pieces of input positions run on the pool's threads (core/parallel.h), each on its own copy of the graph
+  // input positions dealt round-robin to the pool's threads (core/parallel.h), each with its own copy of the graph:
+  // in a causal model the early positions carry most of the work, so contiguous pieces would not balance
   const double work = static_cast<double>(graph.arcs()) * static_cast<double>((last - first) * n) * 4.0;
-  const int chunks = core::parallel_chunks(n, 1, work);
+  const int chunks = std::min<int>(core::parallel_chunks(n, 1, work), static_cast<int>(n));
   std::vector<ops::MaxFlow> graphs(idx(chunks), graph);
-  core::parallel_for(n, 1, work, [&](std::int64_t begin, std::int64_t end, int chunk) {
-    ops::MaxFlow& g = graphs[idx(chunk)];
+  // the flows into inputs c, c + chunks, c + 2·chunks, ... on graph g
+  auto solve_inputs = [&](ops::MaxFlow& g, long long c) {
     std::vector<std::uint8_t> reach(idx(nodes));
-    for (long long v = begin; v < end; ++v) {
+    for (long long v = c; v < n; v += chunks) {
       std::fill(reach.begin(), reach.end(), std::uint8_t{0});
       reach[idx(v)] = 1;
       for (long long l = 0; l < L; ++l) {
         for (long long i = 0; i < n; ++i) {
           const double* row = cap.data() + idx((l * n + i) * n);
-          bool any = false;
+          // the residual diagonal first: it carries capacity in every row that carries any
+          bool any = row[i] > 0.0 && reach[idx(l * n + i)] != 0;
           for (long long j = 0; j < n && !any; ++j) any = row[j] > 0.0 && reach[idx(l * n + j)] != 0;
           reach[idx((l + 1) * n + i)] = any ? 1 : 0;
         }
@@ -186,6 +188,9 @@ core::Result<std::vector<float>> attention_flow(const FlowArgs& a) {
             reach[idx(source)] != 0 ? static_cast<float>(g.solve(source, static_cast<int>(v), &reach)) : 0.0f;
       }
     }
+  };
+  core::parallel_for(chunks, 1, work, [&](std::int64_t begin, std::int64_t end, int) {
+    for (std::int64_t c = begin; c < end; ++c) solve_inputs(graphs[idx(c)], c);
   });
   return flow;
 }
