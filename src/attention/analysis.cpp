@@ -9,7 +9,6 @@
 #include <string>
 
 #include "core/check.h"
-#include "core/parallel.h"
 #include "core/rng.h"
 #include "ops/max_flow.h"
 #include "ops/pca.h"
@@ -161,37 +160,27 @@ core::Result<std::vector<float>> attention_flow(const FlowArgs& a) {
   //    reach the sink (every source-sink path lies among them; in a causal model, positions >= v), built once per v
   const long long first = a.has_output ? a.output : 0, last = a.has_output ? a.output + 1 : n;
   std::vector<float> flow(idx((last - first) * n));
-  graph.prepare();
-  // input positions dealt round-robin to the pool's threads (core/parallel.h), each with its own copy of the graph:
-  // in a causal model the early positions carry most of the work, so contiguous pieces would not balance
-  const double work = static_cast<double>(graph.arcs()) * static_cast<double>((last - first) * n) * 4.0;
-  const int chunks = std::min<int>(core::parallel_chunks(n, 1, work), static_cast<int>(n));
-  std::vector<ops::MaxFlow> graphs(idx(chunks), graph);
-  // the flows into inputs c, c + chunks, c + 2·chunks, ... on graph g
-  auto solve_inputs = [&](ops::MaxFlow& g, long long c) {
-    std::vector<std::uint8_t> reach(idx(nodes));
-    for (long long v = c; v < n; v += chunks) {
-      std::fill(reach.begin(), reach.end(), std::uint8_t{0});
-      reach[idx(v)] = 1;
-      for (long long l = 0; l < L; ++l) {
-        for (long long i = 0; i < n; ++i) {
-          const double* row = cap.data() + idx((l * n + i) * n);
-          // the residual diagonal first: it carries capacity in every row that carries any
-          bool any = row[i] > 0.0 && reach[idx(l * n + i)] != 0;
-          for (long long j = 0; j < n && !any; ++j) any = row[j] > 0.0 && reach[idx(l * n + j)] != 0;
-          reach[idx((l + 1) * n + i)] = any ? 1 : 0;
-        }
-      }
-      for (long long o = first; o < last; ++o) {
-        const int source = static_cast<int>(L * n + o);
-        flow[idx((o - first) * n + v)] =
-            reach[idx(source)] != 0 ? static_cast<float>(g.solve(source, static_cast<int>(v), &reach)) : 0.0f;
+  // One thread: dealing the inputs round-robin to the pool (a graph copy each) measured 2x slower in the threaded
+  // wasm module on the shared 2-core machine (bench/analysis_bench.mjs, 2026-11-26), so the loop stays serial.
+  std::vector<std::uint8_t> reach(idx(nodes));
+  for (long long v = 0; v < n; ++v) {
+    std::fill(reach.begin(), reach.end(), std::uint8_t{0});
+    reach[idx(v)] = 1;
+    for (long long l = 0; l < L; ++l) {
+      for (long long i = 0; i < n; ++i) {
+        const double* row = cap.data() + idx((l * n + i) * n);
+        // the residual diagonal first: it carries capacity in every row that carries any
+        bool any = row[i] > 0.0 && reach[idx(l * n + i)] != 0;
+        for (long long j = 0; j < n && !any; ++j) any = row[j] > 0.0 && reach[idx(l * n + j)] != 0;
+        reach[idx((l + 1) * n + i)] = any ? 1 : 0;
       }
     }
-  };
-  core::parallel_for(chunks, 1, work, [&](std::int64_t begin, std::int64_t end, int) {
-    for (std::int64_t c = begin; c < end; ++c) solve_inputs(graphs[idx(c)], c);
-  });
+    for (long long o = first; o < last; ++o) {
+      const int source = static_cast<int>(L * n + o);
+      flow[idx((o - first) * n + v)] =
+          reach[idx(source)] != 0 ? static_cast<float>(graph.solve(source, static_cast<int>(v), &reach)) : 0.0f;
+    }
+  }
   return flow;
 }
 

@@ -6,7 +6,6 @@
 // the DFS read memory in order), and each solve starts again from the original capacities.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -18,13 +17,6 @@ class MaxFlow {
 
   // Adds the edge from -> to with `capacity` (its residual twin has capacity 0). Only before the first solve().
   void add_edge(int from, int to, double capacity);
-
-  // Freezes the graph into compressed rows (solve() does it on first use): call it before copying a MaxFlow to
-  // solve on several threads, one copy each.
-  void prepare() {
-    if (!built_) build();
-  }
-  std::size_t arcs() const { return head_.size(); }
 
   // The value of a maximum flow from `source` to `sink` over the original capacities. `allowed` (optional, one
   // flag per node) restricts the search to the flagged nodes; it must contain every node on a source-sink path

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "attention/analysis.h"
-#include "core/parallel.h"
 #include "core/rng.h"
 #include "ops/max_flow.h"
 #include "ops/pca.h"
@@ -269,7 +268,7 @@ TEST_CASE("analysis errors name the function and the argument", "[analysis][erro
   CHECK(at::qk_map(m).status().message == "qkMap: q[3] (Infinity) must be finite");
 }
 
-TEST_CASE("attentionFlow: the same values on 1 and 2 threads (inputs dealt round-robin)", "[analysis][attentionFlow]") {
+TEST_CASE("attentionFlow: a causal model sends nothing from later inputs", "[analysis][attentionFlow]") {
   constexpr int L = 4, H = 2, n = 40;
   attnscope::core::Rng rng(5);
   std::vector<float> w(static_cast<std::size_t>(L * H * n * n), 0.0f);
@@ -281,14 +280,8 @@ TEST_CASE("attentionFlow: the same values on 1 and 2 threads (inputs dealt round
   }
   at::FlowArgs a;
   a.layers = w; a.num_layers = L; a.num_heads = H; a.n = n;
-  const int before = attnscope::core::thread_count();
-  attnscope::core::set_thread_count(1);
   auto one = at::attention_flow(a);
-  attnscope::core::set_thread_count(2);
-  auto two = at::attention_flow(a);
-  attnscope::core::set_thread_count(before);
-  REQUIRE((one.ok() && two.ok()));
-  CHECK(one.value() == two.value());
+  REQUIRE(one.ok());
   // a causal model: output o receives nothing from inputs after it, and input o receives a positive flow
   for (int o = 0; o < n; ++o) {
     CHECK(one.value()[static_cast<std::size_t>(o * n + o)] > 0.0f);
