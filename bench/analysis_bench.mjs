@@ -1,5 +1,6 @@
 // analysis_bench.mjs: how long attentionFlow (Dinic max-flow per output/input pair), headScores and qkMap take at
-// model-sized shapes (issue 27). Layer: bench (public `attnscope` entry only; reports, never asserts time).
+// model-sized shapes (issue 27), in the single-threaded SIMD128 module and (flow, every output) the threaded one,
+// where the same serial code runs slower. Layer: bench (public `attnscope` entry only; reports, never asserts time).
 // Run: `node bench/analysis_bench.mjs [--simd true|false]` after a build (dist/): about a minute. Flow is timed on
 // causal (GPT-2-like) and full (BERT-like) attention: causal weights let the search skip the positions that cannot
 // reach an input (the core prunes to them), full weights do not.
@@ -45,22 +46,22 @@ const full = Array.from({ length: L }, () => layer(H, n, false));
 const layers = causal;
 const threaded = as.simd ? await createAttnScope({ simd: true, threads: 2 }) : null;
 console.log(`attnscope ${as.version}, ${as.simd ? 'SIMD128' : 'scalar'} build, Node ${process.version}`);
-console.log(`| what | shape | threads | median ms |\n|---|---|---|---|`);
+console.log(`| what | shape | module | median ms |\n|---|---|---|---|`);
 for (const [name, ls] of [['causal', causal], ['full', full]]) {
   const one = time(() => as.attentionFlow({ layers: ls, numHeads: H, n, output: n - 1 }));
-  console.log(`| attentionFlow, ${name}, one output position (${n} max-flows) | ${L} layers x ${H} heads x ${n} tokens | 1 | ${one.ms.toFixed(1)} |`);
+  console.log(`| attentionFlow, ${name}, one output position (${n} max-flows) | ${L} layers x ${H} heads x ${n} tokens | single-threaded | ${one.ms.toFixed(1)} |`);
   for (const [t, inst] of [[1, as], [2, threaded]]) {
     if (!inst) continue;
     const every = time(() => inst.attentionFlow({ layers: ls, numHeads: H, n }), 1);
-    console.log(`| attentionFlow, ${name}, every output position (${n * n} max-flows) | ${L} x ${H} x ${n} | ${t} | ${every.ms.toFixed(0)} |`);
+    console.log(`| attentionFlow, ${name}, every output position (${n * n} max-flows) | ${L} x ${H} x ${n} | ${t === 1 ? "single-threaded" : "threaded (threads: 2)"} | ${every.ms.toFixed(0)} |`);
   }
 }
 const { ids, period } = as.repeatedTokens({ vocabSize: 50257, length: n / 2, seed: 1 });  // n ids
 const hs = time(() => as.headScores({ weights: layers, numHeads: H, n, ids, period }));
-console.log(`| headScores (all four scores) | ${L} x ${H} x ${n} | 1 | ${hs.ms.toFixed(1)} |`);
+console.log(`| headScores (all four scores) | ${L} x ${H} x ${n} | single-threaded | ${hs.ms.toFixed(1)} |`);
 for (const d of [64, 256]) {
   const q = new Float32Array(n * d).map(() => rand() * 2 - 1);
   const k = new Float32Array(n * d).map(() => rand() * 2 - 1);
   const m = time(() => as.qkMap({ q, k, nq: n, nk: n, d }));
-  console.log(`| qkMap (Jacobi PCA, float64) | nq = nk = ${n}, d = ${d} | 1 | ${m.ms.toFixed(1)} |`);
+  console.log(`| qkMap (Jacobi PCA, float64) | nq = nk = ${n}, d = ${d} | single-threaded | ${m.ms.toFixed(1)} |`);
 }
