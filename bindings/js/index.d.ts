@@ -399,7 +399,7 @@ export interface AttnScope {
    * Attention flow (Abnar & Zuidema 2020): per layer M = rows-renormalised(mean over heads of A + I); a graph with
    * an edge from (layer l+1, i) to (layer l, j) of capacity M_l[i, j]; flow[o, v] = the maximum flow from output
    * position o at the top to input position v at the bottom. `flow` is [n, n] (every output) or [1, n] (`output`).
-   * Divide a row by its sum for the paper's normalised relevance.
+   * Divide a row by its sum for the paper's normalised relevance. numLayers·n² is at most 2^22 (the graph's edges).
    * @example as.attentionFlow({ layers: run.layers.map((l) => l.attention.weights), numHeads: 2, n, output: n - 1 }).flow
    */
   attentionFlow(args: { layers: Tensor[]; numHeads: number; n: number; output?: number }): { flow: Float32Array };

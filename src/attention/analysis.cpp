@@ -128,6 +128,12 @@ core::Result<std::vector<float>> attention_flow(const FlowArgs& a) {
   ATTN_TRY(core::check_positive(fn, "n", a.n));
   ATTN_TRY(core::check_positive(fn, "layers", a.num_layers));
   const long long L = a.num_layers, H = a.num_heads, n = a.n;
+  // the graph holds up to L*n*n edges (two arcs of 24 bytes each): a bound keeps it within a wasm32 heap
+  constexpr long long kMaxEdges = 1LL << 22;
+  if (L * n * n > kMaxEdges) {
+    return range_error(fn, "layers", "layers: numLayers*n*n (" + std::to_string(L * n * n) + ") must be at most " +
+                                         std::to_string(kMaxEdges) + " (the flow graph's edges)");
+  }
   ATTN_TRY(ops::check_array(fn, "", "layers", a.layers, ops::Dims{"numLayers*numHeads*n*n", L * H * n * n}));
   if (a.has_output && (a.output < 0 || a.output >= n)) {
     return range_error(fn, "output", "output (" + std::to_string(a.output) + ") must be a position from 0 to n-1 = " +

@@ -255,6 +255,10 @@ TEST_CASE("analysis errors name the function and the argument", "[analysis][erro
   at::FlowArgs f;
   f.layers = w; f.num_layers = 1; f.num_heads = 2; f.n = 3; f.output = 3; f.has_output = true;
   CHECK(at::attention_flow(f).status().message == "attentionFlow: output (3) must be a position from 0 to n-1 = 2");
+  at::FlowArgs big;  // 64 layers of 257 tokens: over the edge bound, refused before the (absent) weights are read
+  big.num_layers = 64; big.num_heads = 1; big.n = 257;
+  CHECK(at::attention_flow(big).status().message ==
+        "attentionFlow: layers: numLayers*n*n (4227136) must be at most 4194304 (the flow graph's edges)");
 
   CHECK(at::repeated_tokens(10, 4, 1, 10).status().message == "repeatedTokens: bos (10) must be less than vocabSize (10)");
   CHECK(at::repeated_tokens(0, 4, 1, -1).status().message == "repeatedTokens: vocabSize (0) must be a positive integer");
