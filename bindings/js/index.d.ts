@@ -271,6 +271,40 @@ export interface PretrainedOptions {
   onProgress?: (fraction: number) => void;
 }
 
+// ---- looking inside (bindings/js/analysis.js; README "Looking inside")
+
+/** Per-head scores of headScores: one value per head, [numLayers, numHeads] row-major (layer-major). */
+export interface HeadScores {
+  numLayers: number;
+  numHeads: number;
+  /** mean over rows i >= 1 of w[i, i-1]. A head that always attends to the previous token scores 1; uniform, 1/n. */
+  previousToken: Float32Array;
+  /** mean over rows of w[i, 0]: the share of attention on the first position (an attention sink). */
+  sinkShare: Float32Array;
+  /**
+   * Only with `ids`: mean, over the rows that have an earlier identical id, of the weight on those earlier
+   * occurrences; NaN for every head when no row has one.
+   */
+  duplicateToken?: Float32Array;
+  /**
+   * Only with `period` T: mean over the last T rows of w[i, i-T+1], the induction stripe of [BOS?] + R + R
+   * (TransformerLens's induction score on a repeated random sequence).
+   */
+  induction?: Float32Array;
+}
+
+/** qkMap's result. */
+export interface QkMap {
+  /** [nq, 2]: each query's coordinates on the two components. */
+  queries: Float32Array;
+  /** [nk, 2]: each key's coordinates. */
+  keys: Float32Array;
+  /** [2]: the fraction of the joint set's total variance along each component. */
+  explainedVariance: Float32Array;
+  /** [2, d]: the unit principal directions; each one's largest-magnitude coordinate is positive. */
+  components: Float32Array;
+}
+
 export interface AttnScope {
   /** The package version. */
   readonly version: string;
@@ -392,6 +426,47 @@ export interface AttnScope {
     params: DecoderLayerParams; normFirst?: boolean; activation?: 'relu' | 'gelu'; eps?: number;
     causal?: boolean; memoryMask?: Mask;
   }): { output: Float32Array; selfWeights: Float32Array; crossWeights: Float32Array };
+
+  // ---- looking inside (bindings/js/analysis.js; README "Looking inside")
+
+  /**
+   * Head detectors for every head. `weights`: one layer's [H, n, n] (head, query, key) or an array of them, one
+   * per layer (e.g. a trace's layers[l].attention.weights). `ids` (length n) adds duplicateToken; `period` T
+   * (1 <= T, 2T <= n) adds induction, for an input built by repeatedTokens({ length: T }).
+   * @example
+   *   const { ids, period } = as.repeatedTokens({ vocabSize: 50257, length: 20, seed: 1, bos: 50256 });
+   *   const run = gpt2.run(text);  // your model on these ids (e.g. decoded to text that re-encodes to them)
+   *   const s = as.headScores({ weights: run.layers.map((l) => l.attention.weights), numHeads: 12, n: ids.length, ids, period });
+   *   s.induction  // [numLayers * 12]
+   */
+  headScores(args: {
+    weights: Tensor | Tensor[]; numHeads: number; n: number; ids?: Int32Array | ArrayLike<number>; period?: number;
+  }): HeadScores;
+
+  /**
+   * [bos] + R + R where R is `length` ids drawn uniformly from [0, vocabSize) by a seeded SplitMix64 generator:
+   * the same seed gives the same ids in every build. `period` is `length`, ready for headScores.
+   * @example as.repeatedTokens({ vocabSize: 100, length: 4, seed: 7 }).ids.length  // 8
+   */
+  repeatedTokens(args: { vocabSize: number; length: number; seed: number; bos?: number }): { ids: Int32Array; period: number };
+
+  /**
+   * Attention flow (Abnar & Zuidema 2020): per layer M = rows-renormalised(mean over heads of A + I); a graph with
+   * an edge from (layer l+1, i) to (layer l, j) of capacity M_l[i, j]; flow[o, v] = the maximum flow from output
+   * position o at the top to input position v at the bottom. `flow` is [n, n] (every output) or [1, n] (`output`).
+   * Divide a row by its sum for the paper's normalised relevance. numLayers·n² is at most 2^22 (the graph's edges).
+   * @example as.attentionFlow({ layers: run.layers.map((l) => l.attention.weights), numHeads: 2, n, output: n - 1 }).flow
+   */
+  attentionFlow(args: { layers: Tensor[]; numHeads: number; n: number; output?: number }): { flow: Float32Array };
+
+  /**
+   * AttentionViz's joint query/key map (Yeh et al. 2023): with `normalize` (default true) keys are translated so
+   * their mean is the queries' mean and queries/keys scaled (q*c, k/c) to equal mean norms — each q·k changes only
+   * by a per-query constant, so nearness reads as attention — then both sets are projected on the first two
+   * principal components of the joint set (float64 PCA). 2 <= d <= 1024.
+   * @example const { queries, keys } = as.qkMap({ q, k, nq: 10, nk: 10, d: 64 });
+   */
+  qkMap(args: { q: Tensor; k: Tensor; nq: number; nk: number; d: number; normalize?: boolean }): QkMap;
 
   /**
    * word: runs of Unicode letters/digits are tokens, every other non-space character is its own token;

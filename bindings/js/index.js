@@ -13,6 +13,7 @@ import {
 } from './validate.js';
 import { BUNDLED, loadBundled } from './bundled.js';
 import { readAttentionFile } from './attention_file.js';
+import { runAnalysis } from './analysis.js';
 
 // core/parallel.h kMaxThreads
 const MAX_THREADS = 16;
@@ -256,6 +257,20 @@ class AttnScope {
   transformerEncoderLayer(args) { return this.#call('transformerEncoderLayer', args); }
 
   transformerDecoderLayer(args) { return this.#call('transformerDecoderLayer', args); }
+
+  // ---- looking inside (bindings/js/analysis.js; README "Looking inside")
+
+  /** Per-head previous-token, duplicate-token, induction and sink scores from attention weights. */
+  headScores(args) { return runAnalysis(this.#m, 'headScores', args); }
+
+  /** [bos] + R + R with R `length` seeded random ids: the input the induction score expects. */
+  repeatedTokens(args) { return runAnalysis(this.#m, 'repeatedTokens', args); }
+
+  /** Attention flow (Abnar & Zuidema 2020): max-flow from output positions to input positions across layers. */
+  attentionFlow(args) { return runAnalysis(this.#m, 'attentionFlow', args); }
+
+  /** AttentionViz's joint query/key map, projected on two principal components. */
+  qkMap(args) { return runAnalysis(this.#m, 'qkMap', args); }
 
   /** Splits text into word or character tokens with [start, end) UTF-16 offsets. */
   tokenize(text, options = {}) {
