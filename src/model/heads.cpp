@@ -37,6 +37,10 @@ std::vector<double> lm_logits(const EmbedArgs& a, const RunVocab& vocab, std::sp
       for (std::size_t v = 0; v < V; ++v) z[v] = ops::dot(h, std::span<const float>(table.data() + v * D, D));
     }
     std::copy(z.begin(), z.end(), logits.begin());
+    // Gemma 2's final_logit_softcapping: tanh(logits / c) · c
+    if (const double c = a.m->head.softcap; c > 0.0) {
+      for (double& l : logits) l = c * std::tanh(l / c);
+    }
     return logits;
   }
   // createModel's tied head over seeded / user / loaded rows, in double: logit_v = h · E_v with E_v the token's

@@ -123,11 +123,16 @@ void Transformer::bind_weights() {
         bw.self_attn = mha(b.prefix + "self_attn.");
         if (b.cross) bw.cross_attn = mha(b.prefix + "cross_attn.");
         bw.ff = FeedForwardWeights{params_[b.prefix + "linear1.weight"], params_[b.prefix + "linear1.bias"],
-                                   params_[b.prefix + "linear2.weight"], params_[b.prefix + "linear2.bias"]};
+                                   params_[b.prefix + "linear2.weight"], params_[b.prefix + "linear2.bias"],
+                                   params_[b.prefix + "linear3.weight"], params_[b.prefix + "linear3.bias"]};
         for (int k = 0; k < (b.cross ? 3 : 2); ++k) {
           const std::string p = b.prefix + "norm" + std::to_string(k + 1) + ".";
           bw.norm[k] = NormWeights{params_[p + "weight"], params_[p + "bias"]};
         }
+        bw.post[0] = NormWeights{params_[b.prefix + "post_attn_norm.weight"], {}};
+        bw.post[1] = NormWeights{params_[b.prefix + "post_ff_norm.weight"], {}};
+        bw.q_norm = params_[b.prefix + "self_attn.q_norm.weight"];
+        bw.k_norm = params_[b.prefix + "self_attn.k_norm.weight"];
       }
       w.blocks.push_back(bw);
     }
