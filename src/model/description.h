@@ -37,6 +37,7 @@ struct EmbeddingSpec {
   PositionalKind positional = PositionalKind::kSinusoidal;
   double positional_base = 10000.0;
   int max_positions = 512;      // learned: rows of positional.weight; also the longest text for learned/absolute
+  bool bounded = false;         // kNone: max_positions still bounds the text (max_position_embeddings, RoPE models)
   int token_types = 0;          // > 0: "token_type.weight" [token_types, d_model], row 0 added (BERT)
   bool norm = false;            // LayerNorm "embedding.norm.*" after the sum (BERT)
   double norm_eps = 1e-5;

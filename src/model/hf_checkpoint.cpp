@@ -28,11 +28,79 @@ TensorTarget columns(const std::string& name, int rows, int cols, int total, int
   return TensorTarget{name, Op::kColumns, rows, cols, total, first};
 }
 
+// Rows [first, first + count) of a [total, in] Linear weight, as attnscope's [in, count].
+TensorTarget rows_transposed(const std::string& name, int in, int count, int total, int first) {
+  return TensorTarget{name, Op::kRowsTransposed, in, count, total, first};
+}
+
+// A decoder-only checkpoint (MODERN-LLMS.md 1.9; names without the "model." prefix): PyTorch Linear weights
+// [out, in] transposed to attnscope's [in, out]; Phi-3's fused projections split by rows.
+void expected_decoder_tensors(const HfConfig& c, std::map<std::string, Expected>& e) {
+  const ModelDescription& m = c.description;
+  const int d = m.d_model, f = m.d_ff, v = m.embedding.vocab_size;
+  e["embed_tokens.weight"] = {{v, d}, {copy("embedding.weight")}};
+  for (std::size_t i = 0; i < m.main.blocks.size(); ++i) {
+    const BlockSpec& b = m.main.blocks[i];
+    const AttentionSettings& s = b.attn;
+    const int hd = s.head_dim, qd = m.num_heads * hd, kvd = s.kv_heads * hd;
+    const std::string h = "layers." + std::to_string(i) + ".", o = b.prefix, a = o + "self_attn.";
+    e[h + "input_layernorm.weight"] = {{d}, {copy(o + "norm1.weight")}};
+    if (b.post_norms) {  // Gemma 2/3: post_attention_layernorm normalises the attention's output
+      e[h + "post_attention_layernorm.weight"] = {{d}, {copy(o + "post_attn_norm.weight")}};
+      e[h + "pre_feedforward_layernorm.weight"] = {{d}, {copy(o + "norm2.weight")}};
+      e[h + "post_feedforward_layernorm.weight"] = {{d}, {copy(o + "post_ff_norm.weight")}};
+    } else {  // the others: post_attention_layernorm is the norm before the MLP
+      e[h + "post_attention_layernorm.weight"] = {{d}, {copy(o + "norm2.weight")}};
+    }
+    if (c.fused) {
+      e[h + "self_attn.qkv_proj.weight"] = {{qd + 2 * kvd, d},
+                                            {rows_transposed(a + "wq", d, qd, qd + 2 * kvd, 0),
+                                             rows_transposed(a + "wk", d, kvd, qd + 2 * kvd, qd),
+                                             rows_transposed(a + "wv", d, kvd, qd + 2 * kvd, qd + kvd)}};
+    } else {
+      e[h + "self_attn.q_proj.weight"] = {{qd, d}, {transpose(a + "wq", qd, d)}};
+      e[h + "self_attn.k_proj.weight"] = {{kvd, d}, {transpose(a + "wk", kvd, d)}};
+      e[h + "self_attn.v_proj.weight"] = {{kvd, d}, {transpose(a + "wv", kvd, d)}};
+    }
+    if (s.qkv_bias) {
+      e[h + "self_attn.q_proj.bias"] = {{qd}, {copy(a + "bq")}};
+      e[h + "self_attn.k_proj.bias"] = {{kvd}, {copy(a + "bk")}};
+      e[h + "self_attn.v_proj.bias"] = {{kvd}, {copy(a + "bv")}};
+    }
+    e[h + "self_attn.o_proj.weight"] = {{d, qd}, {transpose(a + "wo", d, qd)}};
+    if (s.out_bias) e[h + "self_attn.o_proj.bias"] = {{d}, {copy(a + "bo")}};
+    if (s.has_qk_norm) {
+      e[h + "self_attn.q_norm.weight"] = {{hd}, {copy(a + "q_norm.weight")}};
+      e[h + "self_attn.k_norm.weight"] = {{hd}, {copy(a + "k_norm.weight")}};
+    }
+    if (c.fused) {
+      e[h + "mlp.gate_up_proj.weight"] = {{2 * f, d},
+                                          {rows_transposed(o + "linear1.weight", d, f, 2 * f, 0),
+                                           rows_transposed(o + "linear3.weight", d, f, 2 * f, f)}};
+    } else {
+      e[h + "mlp.gate_proj.weight"] = {{f, d}, {transpose(o + "linear1.weight", f, d)}};
+      e[h + "mlp.up_proj.weight"] = {{f, d}, {transpose(o + "linear3.weight", f, d)}};
+    }
+    e[h + "mlp.down_proj.weight"] = {{d, f}, {transpose(o + "linear2.weight", d, f)}};
+    if (b.ff.bias) {
+      e[h + "mlp.gate_proj.bias"] = {{f}, {copy(o + "linear1.bias")}};
+      e[h + "mlp.up_proj.bias"] = {{f}, {copy(o + "linear3.bias")}};
+      e[h + "mlp.down_proj.bias"] = {{d}, {copy(o + "linear2.bias")}};
+    }
+  }
+  e["norm.weight"] = {{d}, {copy("decoder.norm.weight")}};
+  if (!c.tied) e["lm_head.weight"] = {{v, d}, {transpose("lm_head.weight", v, d)}};
+}
+
 // The base-model names (no "transformer."/"bert." prefix) a checkpoint of `c` must hold, with their targets.
 std::map<std::string, Expected> expected_tensors(const HfConfig& c, bool mlm) {
   const ModelDescription& m = c.description;
   const int d = m.d_model, f = m.d_ff, v = m.embedding.vocab_size, p = m.embedding.max_positions;
   std::map<std::string, Expected> e;
+  if (c.family == HfFamily::kDecoder) {
+    expected_decoder_tensors(c, e);
+    return e;
+  }
   auto norm = [&](const std::string& hf, const std::string& ours) {
     e[hf + ".weight"] = {{d}, {copy(ours + "weight")}};
     e[hf + ".bias"] = {{d}, {copy(ours + "bias")}};
@@ -91,7 +159,7 @@ std::map<std::string, Expected> expected_tensors(const HfConfig& c, bool mlm) {
 // A file name as the table spells it: base-model prefix dropped, old LayerNorm gamma/beta renamed.
 std::string canonical_hf(const std::string& name, HfFamily family) {
   std::string n = name;
-  const std::string prefix = family == HfFamily::kGpt2 ? "transformer." : "bert.";
+  const std::string prefix = family == HfFamily::kGpt2 ? "transformer." : family == HfFamily::kBert ? "bert." : "model.";
   if (n.compare(0, prefix.size(), prefix) == 0) n = n.substr(prefix.size());
   auto ends = [&](const std::string& s) { return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0; };
   if (ends(".gamma")) n = n.substr(0, n.size() - 6) + ".weight";
@@ -197,6 +265,13 @@ core::Status HfCheckpointLoader::write(Mapped& m, const std::uint8_t* src, std::
             }
             break;
           }
+          case Op::kRowsTransposed: {  // rows [first, first + cols) of [total, rows=in] -> [in, cols]
+            const std::uint64_t r = e / static_cast<std::uint64_t>(t.rows), c = e % static_cast<std::uint64_t>(t.rows);
+            if (r >= static_cast<std::uint64_t>(t.first) && r < static_cast<std::uint64_t>(t.first + t.cols)) {
+              dst[c * static_cast<std::uint64_t>(t.cols) + (r - static_cast<std::uint64_t>(t.first))] = buf[i];
+            }
+            break;
+          }
         }
       }
     }
@@ -256,6 +331,15 @@ core::Result<std::unique_ptr<Transformer>> HfCheckpointLoader::finish() {
   ATTN_TRY(params_.check_finite(op_, "weights", name_of));
   ModelOptions opt;
   opt.max_tokens = cfg_.description.embedding.max_positions;
+  const auto vocab = cfg_.description.embedding.vocab_size;
+  for (const std::int64_t id : cfg_.eos_ids) {
+    if (id < 0 || id >= vocab) {
+      return core::range_error(op_, "config",
+                               "config: eos_token_id " + std::to_string(id) + " is not below config.vocab_size (" +
+                                   std::to_string(vocab) + ")");
+    }
+    opt.end_ids.push_back(static_cast<std::int32_t>(id));
+  }
   return Transformer::assemble(std::move(cfg_.description), std::move(encoder_), std::move(params_), opt, op_);
 }
 

@@ -32,13 +32,26 @@
 
 namespace attnscope::model {
 
-enum class HfFamily { kGpt2, kBert };
+// kDecoder: the decoder-only checkpoints of API.md's "Modern decoder checkpoints" (model_type llama, mistral,
+// qwen2, qwen3, gemma, gemma2, gemma3_text, phi3; hf_decoder_config.cpp).
+enum class HfFamily { kGpt2, kBert, kDecoder };
 
 struct HfConfig {
   HfFamily family = HfFamily::kGpt2;
   ModelDescription description;  // without the MLM head (it depends on the file)
   bool tied = true;              // GPT-2: the LM head is wte
+  // kDecoder only
+  std::string model_type;            // 'llama', ..., 'phi3'
+  bool fused = false;                // Phi-3: qkv_proj and gate_up_proj hold q|k|v and gate|up
+  std::vector<std::int64_t> eos_ids;  // config.eos_token_id (an id or a list; empty when absent)
 };
+
+class HfFields;
+// The decoder-only checkpoints' config.json (hf_decoder_config.cpp), with the defaults of Hugging Face's config
+// class for `model_type`.
+core::Result<HfConfig> describe_decoder_hf(const HfFields& f, const std::string& model_type, const char* op);
+// Whether describe_decoder_hf reads this model_type.
+bool is_decoder_model_type(std::string_view model_type);
 
 // Parses config.json (messages "<op>: config.<field> ...").
 core::Result<HfConfig> describe_hf(std::string_view config_json, const char* op);
@@ -46,7 +59,9 @@ core::Result<HfConfig> describe_hf(std::string_view config_json, const char* op)
 // Where one file tensor's values go.
 struct TensorTarget {
   std::string name;  // attnscope parameter
-  enum class Op { kCopy, kTranspose, kColumns } op = Op::kCopy;  // kColumns: columns [first, first + cols) of [rows, total]
+  // kColumns: columns [first, first + cols) of [rows, total]; kRowsTransposed: rows [first, first + cols) of a
+  // PyTorch Linear weight [total, rows] transposed to [rows, cols] (Phi-3's fused qkv_proj / gate_up_proj)
+  enum class Op { kCopy, kTranspose, kColumns, kRowsTransposed } op = Op::kCopy;
   int rows = 0, cols = 0, total = 0, first = 0;
 };
 
@@ -59,6 +74,8 @@ class HfCheckpointLoader {
                                                                  std::uint64_t file_size, const char* op);
   // The file's bytes [offset, offset + bytes.size()); chunks arrive in order, any size.
   core::Status feed(std::uint64_t offset, std::span<const std::uint8_t> bytes);
+  // generation_config.json's eos_token_id (an id or a list), replacing config.json's for generate.
+  void set_end_ids(std::vector<std::int64_t> ids) { cfg_.eos_ids = std::move(ids); }
   // All data fed: checks the values and builds the model.
   core::Result<std::unique_ptr<Transformer>> finish();
 

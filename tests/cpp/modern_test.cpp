@@ -9,15 +9,20 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <numbers>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "model/block.h"
+#include "model/hf_checkpoint.h"
 #include "ops/rms_norm.h"
 #include "ops/rope.h"
 #include "support/compare.h"
+#include "support/fixtures.h"
+#include "tokenizers/hf_tokenizer.h"
 
 using attnscope::model::AttentionSettings;
 using attnscope::model::BlockArgs;
@@ -191,4 +196,157 @@ TEST_CASE("decoder blocks of the modern checkpoints match Hugging Face's eager f
       CHECK(cache.k.size() == static_cast<std::size_t>(n) * static_cast<std::size_t>(s.kv_heads * s.head_dim));
     }
   }
+}
+
+// ---- whole checkpoints: config.json + model.safetensors + tokenizer.json (generate_models.py) -------------------
+
+namespace {
+
+using attnscope::test::read_bytes;
+using attnscope::test::read_text;
+
+attnscope::model::TextEncoder tokenizer_of(const std::string& dir) {
+  auto t = attnscope::tokenizers::HfTokenizer::from_json(read_text(dir + "/tokenizer.json"), "loadPretrained",
+                                                         "tokenizer");
+  INFO(t.status().message);
+  REQUIRE(t.ok());
+  return attnscope::model::TextEncoder::checkpoint(std::move(t).value());
+}
+
+attnscope::core::Result<std::unique_ptr<attnscope::model::Transformer>> load_checkpoint(
+    const std::string& config, attnscope::model::TextEncoder tok, const std::vector<std::uint8_t>& file,
+    std::size_t chunk) {
+  auto l = attnscope::model::HfCheckpointLoader::begin(config, std::move(tok), file, file.size(), "loadPretrained");
+  if (!l.ok()) return l.status();
+  for (std::size_t at = 0; at < file.size(); at += chunk) {
+    auto s = l.value()->feed(at, std::span<const std::uint8_t>(file.data() + at, std::min(chunk, file.size() - at)));
+    if (!s.ok()) return s;
+  }
+  return l.value()->finish();
+}
+
+const char* const kCheckpoints[] = {
+    "llama-f32-untied-gqa-llama3", "llama-bf16-tied-mqa-headdim-linear-v5", "mistral-f16-window-dynamic",
+    "qwen2-f32-sliding-yarn",      "qwen3-bf16-qknorm-headdim",             "gemma-f32",
+    "gemma2-f32-softcap",          "gemma3-bf16-local-rope",                "phi3-f32-fused-partial",
+};
+
+}  // namespace
+
+TEST_CASE("loadPretrained: decoder checkpoints of every model_type match the float64 reference", "[modern][hf]") {
+  for (const char* name : kCheckpoints) {
+    const std::string dir = std::string(ATTNSCOPE_FIXTURES_DIR "/modern/") + name;
+    const json want = json::parse(read_text(dir + "/expected.json"));
+    auto model = load_checkpoint(read_text(dir + "/config.json"), tokenizer_of(dir),
+                                 read_bytes(dir + "/model.safetensors"), 1021);
+    INFO(name << ": " << model.status().message);
+    REQUIRE(model.ok());
+    double max_attn = 0, max_hidden = 0, max_out = 0, max_prob = 0;
+    for (const json& t : want["texts"]) {
+      const std::string text = t["text"];
+      auto r = model.value()->run(text, attnscope::model::RunOptions{});
+      INFO(name << " \"" << text << "\": " << r.status().message);
+      REQUIRE(r.ok());
+      const auto& side = r.value().main;
+      CHECK(side.ids == t["ids"].get<std::vector<std::int32_t>>());
+      REQUIRE(side.layers.size() == t["attentions"].size());
+      for (std::size_t i = 0; i < side.layers.size(); ++i) {
+        const auto wa = t["attentions"][i].get<std::vector<double>>();
+        const auto wh = t["layer_outputs"][i].get<std::vector<double>>();
+        attnscope::test::check_close(side.layers[i].attention.weights, wa, 2e-5, 0.0,
+                                     std::string(name) + " attentions[" + std::to_string(i) + "]");
+        attnscope::test::check_close(side.layers[i].output, wh, 1e-4, 1e-3,
+                                     std::string(name) + " layers[" + std::to_string(i) + "].output");
+        max_attn = std::max(max_attn, max_abs_error(side.layers[i].attention.weights, wa));
+        max_hidden = std::max(max_hidden, max_abs_error(side.layers[i].output, wh));
+      }
+      const auto wo = t["output"].get<std::vector<double>>();
+      attnscope::test::check_close(side.output, wo, 1e-4, 1e-3, std::string(name) + " output");
+      max_out = std::max(max_out, max_abs_error(side.output, wo));
+      const auto& next = r.value().next;
+      CHECK(next.ids == t["next"]["ids"].get<std::vector<std::int32_t>>());
+      const auto wp = t["next"]["probs"].get<std::vector<double>>();
+      attnscope::test::check_close(next.probs, wp, 1e-6, 2e-3, std::string(name) + " next.probs");
+      max_prob = std::max(max_prob, max_abs_error(next.probs, wp));
+      auto g = model.value()->generate(text, t["generate"]["max_new_tokens"].get<int>());
+      REQUIRE(g.ok());
+      CHECK(g.value().ids == t["generate"]["ids"].get<std::vector<std::int32_t>>());
+    }
+    std::printf("modern checkpoint %-40s max abs error: attentions %.2e, layer outputs %.2e, output %.2e, next.probs %.2e\n",
+                name, max_attn, max_hidden, max_out, max_prob);
+  }
+}
+
+TEST_CASE("loadPretrained: generate stops at any end id (config or generation_config)", "[modern][hf]") {
+  const std::string dir = ATTNSCOPE_FIXTURES_DIR "/modern/llama-f32-untied-gqa-llama3";
+  const json want = json::parse(read_text(dir + "/expected.json"));
+  const json& t = want["texts"][0];
+  const auto ids = t["generate"]["ids"].get<std::vector<std::int32_t>>();
+  REQUIRE(ids.size() >= 2);
+  const auto file = read_bytes(dir + "/model.safetensors");
+  // generation_config.json's eos_token_id [257, second new id] replaces config.json's: one id, then the stop
+  auto l = attnscope::model::HfCheckpointLoader::begin(read_text(dir + "/config.json"), tokenizer_of(dir), file,
+                                                       file.size(), "loadPretrained");
+  REQUIRE(l.ok());
+  l.value()->set_end_ids({257, ids[1]});
+  REQUIRE(l.value()->feed(0, file).ok());
+  auto model = l.value()->finish();
+  REQUIRE(model.ok());
+  auto g = model.value()->generate(t["text"].get<std::string>(), 4);
+  REQUIRE(g.ok());
+  CHECK(g.value().ids == std::vector<std::int32_t>{ids[0]});
+  CHECK(g.value().stopped_at_end);
+}
+
+TEST_CASE("loadPretrained: broken decoder checkpoints name the field, value or tensor", "[modern][hf]") {
+  const std::string dir = ATTNSCOPE_FIXTURES_DIR "/modern/llama-f32-untied-gqa-llama3";
+  const json config = json::parse(read_text(dir + "/config.json"));
+  const auto file = read_bytes(dir + "/model.safetensors");
+  auto error_of = [&](const json& c) {
+    auto r = load_checkpoint(c.dump(), tokenizer_of(dir), file, file.size());
+    REQUIRE_FALSE(r.ok());
+    return r.status().message;
+  };
+  json c = config;
+  c["rope_scaling"] = {{"rope_type", "longrope"}, {"long_factor", {1.0}}, {"short_factor", {1.0}}};
+  CHECK(error_of(c) ==
+        "loadPretrained: config.rope_scaling.rope_type 'longrope' is not supported (default, linear, dynamic, llama3, yarn)");
+  c = config;
+  c["rope_parameters"] = {{"rope_type", "su"}, {"rope_theta", 10.0}};
+  CHECK(error_of(c) ==
+        "loadPretrained: config.rope_parameters.rope_type 'su' is not supported (default, linear, dynamic, llama3, yarn)");
+  c = config;
+  c["rope_scaling"] = {{"type", "yarn"}, {"factor", 4.0}, {"mscale", 0.7}};
+  CHECK(error_of(c) == "loadPretrained: config.rope_scaling.mscale 0.7 is not supported (absent)");
+  c = config;
+  c["hidden_act"] = "mish";
+  CHECK(error_of(c) ==
+        "loadPretrained: config.hidden_act 'mish' is not supported (silu, gelu_pytorch_tanh, gelu_new, gelu, relu)");
+  c = config;
+  c["num_key_value_heads"] = 3;
+  CHECK(error_of(c) ==
+        "loadPretrained: config.num_attention_heads (4) must be a multiple of config.num_key_value_heads (3)");
+  c = config;
+  c["num_hidden_layers"] = 3;  // the file has two layers
+  CHECK(error_of(c) == "loadPretrained: weights: tensor \"layers.2.input_layernorm.weight\" [16] is missing (is the "
+                       "file from another model?)");
+  c = config;
+  c["vocab_size"] = 200;  // the tokenizer's ids go to 257
+  CHECK(error_of(c) == "loadPretrained: tokenizer has 258 tokens but config.vocab_size is 200 (is the tokenizer from "
+                       "another model?)");
+  c = config;
+  c["eos_token_id"] = "</s>";
+  CHECK(error_of(c) == "loadPretrained: config.eos_token_id must be an integer or a list of integers, got string");
+  // and the good checkpoint still loads and runs afterwards
+  auto ok = load_checkpoint(config.dump(), tokenizer_of(dir), file, file.size());
+  REQUIRE(ok.ok());
+  CHECK(ok.value()->run("ok", attnscope::model::RunOptions{}).ok());
+  // a text longer than max_position_embeddings
+  c = config;
+  c["max_position_embeddings"] = 4;
+  auto short_model = load_checkpoint(c.dump(), tokenizer_of(dir), file, file.size());
+  REQUIRE(short_model.ok());
+  auto r = short_model.value()->run("Hello", attnscope::model::RunOptions{});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message == "run: text has 5 tokens, more than config.max_position_embeddings (4)");
 }
