@@ -72,15 +72,22 @@ class HfCheckpointLoader {
   static core::Result<std::unique_ptr<HfCheckpointLoader>> begin(std::string_view config_json, TextEncoder tokenizer,
                                                                  std::span<const std::uint8_t> header,
                                                                  std::uint64_t file_size, const char* op);
+  // A sharded checkpoint (model.safetensors.index.json's files, in any order): each shard's header and size. A
+  // tensor the model needs that is in no shard, or in two, is an error naming it.
+  static core::Result<std::unique_ptr<HfCheckpointLoader>> begin_shards(
+      std::string_view config_json, TextEncoder tokenizer, const std::vector<std::span<const std::uint8_t>>& headers,
+      const std::vector<std::uint64_t>& file_sizes, const char* op);
   // The file's bytes [offset, offset + bytes.size()); chunks arrive in order, any size.
   core::Status feed(std::uint64_t offset, std::span<const std::uint8_t> bytes);
+  // The same for shard `shard` (begin_shards' order); each shard's chunks in order, shards in any order.
+  core::Status feed_shard(std::size_t shard, std::uint64_t offset, std::span<const std::uint8_t> bytes);
   // generation_config.json's eos_token_id (an id or a list), replacing config.json's for generate.
   void set_end_ids(std::vector<std::int64_t> ids) { cfg_.eos_ids = std::move(ids); }
   // All data fed: checks the values and builds the model.
   core::Result<std::unique_ptr<Transformer>> finish();
 
-  std::uint64_t file_size() const { return file_size_; }
-  std::uint64_t data_offset() const { return index_.data_offset; }
+  std::uint64_t file_size() const { return shards_.front().size; }
+  std::uint64_t data_offset() const { return shards_.front().index.data_offset; }
 
  private:
   struct Mapped {
@@ -96,11 +103,15 @@ class HfCheckpointLoader {
   HfConfig cfg_;
   TextEncoder encoder_;
   Parameters params_;
-  io::SafetensorsIndex index_;
-  std::vector<Mapped> mapped_;  // sorted by begin offset
+  struct Shard {
+    std::string name;  // "weights", or "weights[i]" for shard i
+    io::SafetensorsIndex index;
+    std::vector<Mapped> mapped;  // sorted by begin offset
+    std::uint64_t size = 0, next = 0;
+    std::size_t cursor = 0;  // first mapped tensor not complete
+  };
+  std::vector<Shard> shards_;
   std::map<std::string, std::span<float>> storage_;  // each target's storage in params_
-  std::uint64_t file_size_ = 0, next_ = 0;
-  std::size_t cursor_ = 0;  // first mapped tensor not complete
 };
 
 }  // namespace attnscope::model

@@ -43,6 +43,18 @@ core::Result<TextEncoder> TextEncoder::bpe(std::string_view vocab_json, std::str
   return e;
 }
 
+namespace {
+
+// The one tokenizer call of the decoder checkpoints (API.md "Modern decoder checkpoints": ids as
+// Tokenizer.from_file("tokenizer.json").encode(text).ids, special tokens added as the file's post_processor says).
+// Another helper is adding HfTokenizer::encode_with_post_processor (the post_processor template: BOS); the
+// coordinator switches this one call to it after merging. Until then: the ids without special tokens.
+core::Result<tokenizers::Tokenization> encode_for_model(const tokenizers::HfTokenizer& t, std::string_view text) {
+  return t.encode(text);
+}
+
+}  // namespace
+
 TextEncoder TextEncoder::checkpoint(std::unique_ptr<tokenizers::HfTokenizer> t) {
   TextEncoder e;
   e.kind_ = Kind::kHf;
@@ -78,7 +90,7 @@ core::Result<tokenizers::Tokenization> TextEncoder::encode(std::string_view text
       return std::move(r).value();
     }
     case Kind::kHf: {
-      auto r = hf_->encode(text);
+      auto r = post_processor_ ? encode_for_model(*hf_, text) : hf_->encode(text);
       if (!r.ok()) return core::readdress(r.status(), op, what);
       tk = std::move(r).value();
       for (std::size_t i = 0; i < tk.ids.size(); ++i) tk.tokens[i] = hf_->token_text(tk.ids[i]);

@@ -88,7 +88,7 @@ core::Result<std::unique_ptr<Transformer>> Transformer::create(ModelConfig c) {
     }
     user.by_id[id] = std::move(row);
   }
-  ModelOptions opt{c.seed, c.top_k, c.max_tokens};
+  ModelOptions opt{c.seed, c.top_k, c.max_tokens, {}};
   std::unique_ptr<Transformer> t(new Transformer(std::move(m), std::move(enc), std::move(params), opt));
   t->user_ = std::move(user);
   c.embeddings.clear();

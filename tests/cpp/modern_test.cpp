@@ -350,3 +350,53 @@ TEST_CASE("loadPretrained: broken decoder checkpoints name the field, value or t
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().message == "run: text has 5 tokens, more than config.max_position_embeddings (4)");
 }
+
+TEST_CASE("loadPretrained: a sharded checkpoint in any order equals the single file; shard errors", "[modern][hf]") {
+  const std::string dir = ATTNSCOPE_FIXTURES_DIR "/modern/llama-f32-untied-gqa-llama3";
+  const std::string config = read_text(dir + "/config.json");
+  const json want = json::parse(read_text(dir + "/expected.json"));
+  const auto a = read_bytes(dir + "/sharded/model-00001-of-00002.safetensors");
+  const auto b = read_bytes(dir + "/sharded/model-00002-of-00002.safetensors");
+  auto load_shards = [&](const std::vector<const std::vector<std::uint8_t>*>& files)
+      -> attnscope::core::Result<std::unique_ptr<attnscope::model::Transformer>> {
+    std::vector<std::span<const std::uint8_t>> headers;
+    std::vector<std::uint64_t> sizes;
+    for (const auto* f : files) {
+      headers.emplace_back(*f);
+      sizes.push_back(f->size());
+    }
+    auto l = attnscope::model::HfCheckpointLoader::begin_shards(config, tokenizer_of(dir), headers, sizes,
+                                                                "loadPretrained");
+    if (!l.ok()) return l.status();
+    // shards fed last first, in odd-sized chunks
+    for (std::size_t s = files.size(); s-- > 0;) {
+      const auto& f = *files[s];
+      for (std::size_t at = 0; at < f.size(); at += 777) {
+        auto st = l.value()->feed_shard(s, at, std::span<const std::uint8_t>(f.data() + at, std::min<std::size_t>(777, f.size() - at)));
+        if (!st.ok()) return st;
+      }
+    }
+    return l.value()->finish();
+  };
+  // second shard listed first
+  auto model = load_shards({&b, &a});
+  INFO(model.status().message);
+  REQUIRE(model.ok());
+  const json& t = want["texts"][0];
+  auto r = model.value()->run(t["text"].get<std::string>(), attnscope::model::RunOptions{});
+  REQUIRE(r.ok());
+  attnscope::test::check_close(r.value().main.output, t["output"].get<std::vector<double>>(), 1e-4, 1e-3,
+                               "sharded output");
+  CHECK(r.value().next.ids == t["next"]["ids"].get<std::vector<std::int32_t>>());
+  // a tensor in two shards, a tensor in no shard: named
+  auto twice = load_shards({&a, &b, &a});
+  REQUIRE_FALSE(twice.ok());
+  CHECK(twice.status().message ==
+        "loadPretrained: weights: tensor \"model.embed_tokens.weight\" is in two shards (weights[0] and weights[2])");
+  auto half = load_shards({&b});
+  REQUIRE_FALSE(half.ok());
+  CHECK(half.status().message.find("is missing") != std::string::npos);
+  auto none = load_shards({&b, &b});
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.status().message.find("is in two shards (weights[0] and weights[1])") != std::string::npos);
+}
