@@ -50,6 +50,8 @@ class HfFields;
 // The decoder-only checkpoints' config.json (hf_decoder_config.cpp), with the defaults of Hugging Face's config
 // class for `model_type`.
 core::Result<HfConfig> describe_decoder_hf(const HfFields& f, const std::string& model_type, const char* op);
+// generation_config.json's eos_token_id (an id or a list; empty when absent): messages name generationConfig.
+core::Result<std::vector<std::int64_t>> generation_config_end_ids(std::string_view json_text, const char* op);
 // Whether describe_decoder_hf reads this model_type.
 bool is_decoder_model_type(std::string_view model_type);
 

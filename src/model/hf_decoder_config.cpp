@@ -10,6 +10,7 @@
 
 #include "core/check.h"
 #include "core/text.h"
+#include "io/json_reader.h"
 #include "model/hf_checkpoint.h"
 #include "model/hf_fields.h"
 #include "model/limits.h"
@@ -113,7 +114,37 @@ core::Status read_rope(const HfFields& r, ops::RopeSpec& s) {
 }
 
 
+// eos_token_id: an id or a list of ids (empty when absent).
+core::Result<std::vector<std::int64_t>> read_end_ids(const HfFields& f) {
+  std::vector<std::int64_t> ids;
+  if (!f.has("eos_token_id")) return ids;
+  const auto& e = f.raw("eos_token_id");
+  if (e.is_number_integer()) {
+    ids.push_back(e.get<std::int64_t>());
+    return ids;
+  }
+  if (!e.is_array()) return f.type_error("eos_token_id", "an integer or a list of integers");
+  for (const auto& id : e) {
+    if (!id.is_number_integer()) return f.type_error("eos_token_id", "an integer or a list of integers");
+    ids.push_back(id.get<std::int64_t>());
+  }
+  return ids;
+}
+
 }  // namespace
+
+core::Result<std::vector<std::int64_t>> generation_config_end_ids(std::string_view json_text, const char* op) {
+  nlohmann::json j;
+  std::string reason, duplicate;
+  if (!io::detail::parse_json(json_text, &j, &reason, &duplicate)) {
+    return core::invalid_error(op, "generationConfig", "generationConfig is not valid JSON (" + reason + ")");
+  }
+  if (!j.is_object()) {
+    return core::type_error(op, "generationConfig",
+                            std::string("generationConfig must be a JSON object, got ") + j.type_name());
+  }
+  return read_end_ids(HfFields(j, op, "generationConfig.", "generationConfig"));
+}
 
 bool is_decoder_model_type(std::string_view model_type) { return family_of(model_type) != nullptr; }
 
@@ -286,19 +317,7 @@ core::Result<HfConfig> describe_decoder_hf(const HfFields& f, const std::string&
   m.head.next_token = true;
   m.head.lm_head = !c.tied;
   // 5. end of sequence: an id or a list of ids
-  if (f.has("eos_token_id")) {
-    const auto& e = f.raw("eos_token_id");
-    if (e.is_number_integer()) {
-      c.eos_ids.push_back(e.get<std::int64_t>());
-    } else if (e.is_array()) {
-      for (const auto& id : e) {
-        if (!id.is_number_integer()) return f.type_error("eos_token_id", "an integer or a list of integers");
-        c.eos_ids.push_back(id.get<std::int64_t>());
-      }
-    } else {
-      return f.type_error("eos_token_id", "an integer or a list of integers");
-    }
-  }
+  HF_TRY_SET(c.eos_ids, read_end_ids(f));
   return c;
 }
 

@@ -29,13 +29,15 @@ class HfFields {
  public:
   using json = nlohmann::json;
   // `where` names the object in messages: "config." or "config.rope_scaling.".
-  HfFields(const json& j, const char* op, std::string where = "config.") : j_(j), op_(op), rd_(op, "config", std::move(where)) {}
+  // `arg` is the argument errors name ("config", or "generationConfig" for generation_config.json).
+  HfFields(const json& j, const char* op, std::string where = "config.", const char* arg = "config")
+      : j_(j), op_(op), arg_(arg), rd_(op, arg, std::move(where)) {}
 
   bool has(const char* name) const { return j_.is_object() && j_.contains(name) && !j_[name].is_null(); }
   bool present(const char* name) const { return j_.is_object() && j_.contains(name); }  // null included
   const json& raw(const char* name) const { return j_[name]; }
   // The member `name` (an object) as fields of its own, named "<where><name>." in messages.
-  HfFields child(const char* name) const { return HfFields(j_[name], op_, rd_.at(name) + "."); }
+  HfFields child(const char* name) const { return HfFields(j_[name], op_, rd_.at(name) + ".", arg_); }
   std::string at(const char* name) const { return rd_.at(name); }
 
   core::Result<int> integer(const char* name, long long lo, long long hi, std::optional<int> fallback = {}) const {
@@ -84,6 +86,7 @@ class HfFields {
  private:
   const json& j_;
   const char* op_;
+  const char* arg_;
   io::JsonFields rd_;
 };
 

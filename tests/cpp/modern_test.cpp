@@ -288,7 +288,14 @@ TEST_CASE("loadPretrained: generate stops at any end id (config or generation_co
   auto l = attnscope::model::HfCheckpointLoader::begin(read_text(dir + "/config.json"), tokenizer_of(dir), file,
                                                        file.size(), "loadPretrained");
   REQUIRE(l.ok());
-  l.value()->set_end_ids({257, ids[1]});
+  auto end_ids = attnscope::model::generation_config_end_ids(
+      R"({"bos_token_id": 256, "eos_token_id": [257, )" + std::to_string(ids[1]) + "]}", "loadPretrained");
+  REQUIRE(end_ids.ok());
+  l.value()->set_end_ids(end_ids.value());
+  auto bad = attnscope::model::generation_config_end_ids(R"({"eos_token_id": [1, "x"]})", "loadPretrained");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message ==
+        "loadPretrained: generationConfig.eos_token_id must be an integer or a list of integers, got array");
   REQUIRE(l.value()->feed(0, file).ok());
   auto model = l.value()->finish();
   REQUIRE(model.ok());
