@@ -1,11 +1,14 @@
 // EMSCRIPTEN_BINDINGS for JS `as.loadPretrained(...)` (bindings/js/pretrained.js): a Hugging Face checkpoint
-// loaded in chunks. Layer: bindings; no math. CheckpointHandle.begin(config, tokenizer, header, fileSize) ->
-// null or an error descriptor; feed(offset, bytes) per chunk, in order; finishInto(modelHandle) hands the
-// model to a ModelHandle (model_handle.h). Errors name "loadPretrained".
+// loaded in chunks. Layer: bindings; no math. CheckpointHandle.begin(config, tokenizer, headers, fileSizes,
+// generationConfig) -> null or an error descriptor (headers / fileSizes: one per shard, one for a single file;
+// generationConfig: generation_config.json text or null); feed(shard, offset, bytes) per chunk, each shard's in
+// order; finishInto(modelHandle) hands the model to a ModelHandle (model_handle.h). Errors name "loadPretrained".
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
 #include <memory>
+#include <span>
+#include <vector>
 #include <string>
 #include <utility>
 
@@ -30,7 +33,7 @@ val pretrained_error(const core::Status& s) {
 class CheckpointHandle {
  public:
   // tokenizer: { json } (tokenizer.json text) | { vocab, merges } (GPT-2 files) | { vocab, lowercase } (vocab.txt)
-  val begin(std::string config, val tokenizer, val header, double file_size) {
+  val begin(std::string config, val tokenizer, val headers, val file_sizes, val generation_config) {
     core::Result<std::unique_ptr<tokenizers::HfTokenizer>> t =
         given(tokenizer["json"])
             ? tokenizers::HfTokenizer::from_json(tokenizer["json"].as<std::string>(), kLoadPretrained, "tokenizer")
@@ -42,10 +45,23 @@ class CheckpointHandle {
                                                       bool_in(tokenizer["lowercase"], true), kLoadPretrained,
                                                       "tokenizer");
     if (!t.ok()) return pretrained_error(t.status());
-    const std::vector<std::uint8_t> head = u8_in(header);
-    auto l = model::HfCheckpointLoader::begin(config, model::TextEncoder::checkpoint(std::move(t).value()), head,
-                                              static_cast<std::uint64_t>(file_size), model::kOpCreate);
+    const unsigned shards = headers["length"].as<unsigned>();
+    std::vector<std::vector<std::uint8_t>> heads(shards);
+    std::vector<std::span<const std::uint8_t>> spans;
+    std::vector<std::uint64_t> sizes;
+    for (unsigned i = 0; i < shards; ++i) {
+      heads[i] = u8_in(headers[i]);
+      spans.emplace_back(heads[i]);
+      sizes.push_back(static_cast<std::uint64_t>(file_sizes[i].as<double>()));
+    }
+    auto l = model::HfCheckpointLoader::begin_shards(config, model::TextEncoder::checkpoint(std::move(t).value()),
+                                                     spans, sizes, model::kOpCreate);
     if (!l.ok()) return pretrained_error(l.status());
+    if (given(generation_config)) {
+      auto ends = model::generation_config_end_ids(generation_config.as<std::string>(), model::kOpCreate);
+      if (!ends.ok()) return pretrained_error(ends.status());
+      if (!ends.value().empty()) l.value()->set_end_ids(std::move(ends).value());
+    }
     loader_ = std::move(l).value();
     return val::null();
   }
@@ -58,9 +74,9 @@ class CheckpointHandle {
     return len.ok() && len.value() <= kMaxHeader ? 8.0 + static_cast<double>(len.value()) : 0.0;
   }
 
-  val feed(double offset, val bytes) {
+  val feed(unsigned shard, double offset, val bytes) {
     const std::vector<std::uint8_t> chunk = u8_in(bytes);
-    auto s = loader_->feed(static_cast<std::uint64_t>(offset), chunk);
+    auto s = loader_->feed_shard(shard, static_cast<std::uint64_t>(offset), chunk);
     return s.ok() ? val::null() : pretrained_error(s);
   }
 

@@ -259,12 +259,27 @@ export interface Model {
   delete(): void;
 }
 
-/** as.loadPretrained's options (API.md "Pretrained checkpoints"). */
+/** One safetensors file: a Blob/File is read in chunks. */
+export type SafetensorsFile = Uint8Array | ArrayBuffer | Blob;
+
+/** as.loadPretrained's options (API.md "Pretrained checkpoints", "Modern decoder checkpoints"). */
 export interface PretrainedOptions {
-  /** config.json (text or parsed): model_type 'gpt2' or 'bert' */
+  /**
+   * config.json (text or parsed): model_type 'gpt2', 'bert', or a decoder-only checkpoint's 'llama', 'mistral',
+   * 'qwen2', 'qwen3', 'gemma', 'gemma2', 'gemma3_text', 'phi3' (the Hugging Face config class's defaults apply; a
+   * field value attnscope does not implement, e.g. rope_scaling.rope_type 'longrope', is an Error naming it).
+   */
   config: string | Record<string, unknown>;
-  /** model.safetensors; a Blob/File is read in chunks */
-  weights: Uint8Array | ArrayBuffer | Blob;
+  /**
+   * model.safetensors, or the shards model.safetensors.index.json lists, in any order (a tensor in no shard or
+   * in two is an Error naming it). F32, F16 and BF16 tensors (widened to float32 as they load).
+   */
+  weights: SafetensorsFile | SafetensorsFile[];
+  /**
+   * generation_config.json (text or parsed): its eos_token_id (an id or a list) replaces config.json's as the
+   * ids generate() stops at. Decoder-only checkpoints.
+   */
+  generationConfig?: string | { eos_token_id?: number | number[]; [key: string]: unknown };
   /** tokenizer.json (text or parsed), { vocab, merges } (GPT-2 files) or { vocab, lowercase } (BERT vocab.txt) */
   tokenizer: string | Record<string, unknown> | { vocab: string | Record<string, number>; merges: string } | { vocab: string; lowercase?: boolean };
   /** called while the weights load, non-decreasing in [0, 1] */

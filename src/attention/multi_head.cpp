@@ -36,7 +36,9 @@ core::Status check_mha_weights(const char* fn, const char* prefix, const MhaWeig
 MhaOutput attend_projected(std::span<const float> q, std::span<const float> k, std::span<const float> v,
                            const MhaArgs& a) {
   const int nq = a.nq, nk = a.nk, d_model = a.d_model, num_heads = a.num_heads;
-  const int head_dim = d_model / num_heads;
+  const int head_dim = a.head_dim > 0 ? a.head_dim : d_model / num_heads;
+  const int kv_heads = a.kv_heads > 0 ? a.kv_heads : num_heads, group = num_heads / kv_heads;
+  const int inner = num_heads * head_dim, kv_inner = kv_heads * head_dim;  // row strides of q / concat and k, v
   const std::size_t n_scores = static_cast<std::size_t>(nq) * static_cast<std::size_t>(nk);
   MhaOutput out;
 
@@ -51,21 +53,28 @@ MhaOutput attend_projected(std::span<const float> q, std::span<const float> k, s
   std::vector<float> weights((all_heads ? static_cast<std::size_t>(num_heads) : static_cast<std::size_t>(chunks)) *
                              n_scores);
   if (a.keep_trace) out.scores.resize(static_cast<std::size_t>(num_heads) * n_scores);
-  std::vector<float> concat(static_cast<std::size_t>(nq) * static_cast<std::size_t>(d_model));
+  std::vector<float> concat(static_cast<std::size_t>(nq) * static_cast<std::size_t>(inner));
   std::atomic<bool> overflowed{false};  // set by any head (no allocation: see core::LoopBody)
-  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
+  const float scale = static_cast<float>(a.scale > 0.0 ? a.scale : 1.0 / std::sqrt(static_cast<double>(head_dim)));
+  const float softcap = static_cast<float>(a.softcap);
 
   const auto attend_head = [&](int h, int chunk) {
-    // Head h is columns [h*head_dim, (h+1)*head_dim) of Q, K, V and concat: strided views, ld = d_model.
-    const core::ConstMatView q_h{q.data() + h * head_dim, nq, head_dim, d_model};
-    const core::ConstMatView k_h{k.data() + h * head_dim, nk, head_dim, d_model};
-    const core::ConstMatView v_h{v.data() + h * head_dim, nk, head_dim, d_model};
-    const core::MatView concat_h{concat.data() + h * head_dim, nq, head_dim, d_model};
+    // Head h is columns [h*head_dim, (h+1)*head_dim) of Q and concat, and of K, V kv head g = h / group
+    // (repeat_kv): strided views, ld = inner or kv_inner (both d_model without grouping).
+    const int g = h / group;
+    const core::ConstMatView q_h{q.data() + h * head_dim, nq, head_dim, inner};
+    const core::ConstMatView k_h{k.data() + g * head_dim, nk, head_dim, kv_inner};
+    const core::ConstMatView v_h{v.data() + g * head_dim, nk, head_dim, kv_inner};
+    const core::MatView concat_h{concat.data() + h * head_dim, nq, head_dim, inner};
     float* weights_h = weights.data() + static_cast<std::size_t>(all_heads ? h : chunk) * n_scores;
     const core::MatView att_h{weights_h, nq, nk, nk};
     // 2. scores = Q_h K_hᵀ (GEMM nt form), 3. times 1/sqrt(head_dim) (the GEMM's alpha)
     ops::matmul_nt(q_h, k_h, att_h, scale);
     if (!ops::all_finite(std::span<const float>(weights_h, n_scores))) overflowed.store(true, std::memory_order_relaxed);
+    // 3b. soft-capping (Gemma 2's attn_logit_softcapping): tanh(s / c) · c
+    if (softcap > 0.0f) {
+      for (std::size_t i = 0; i < n_scores; ++i) weights_h[i] = softcap * std::tanh(weights_h[i] / softcap);
+    }
     // 4. mask: blocked entries become -inf
     ops::apply_attention_mask(att_h, a.mask, a.causal);
     if (a.keep_trace) std::copy(weights_h, weights_h + n_scores, out.scores.data() + h * n_scores);
@@ -85,7 +94,7 @@ MhaOutput attend_projected(std::span<const float> q, std::span<const float> k, s
   out.overflowed = overflowed.load(std::memory_order_relaxed);
 
   // 9. output = concat · W_O + b_O [nq, d_model]
-  out.output = ops::linear(concat, nq, d_model, a.w.wo, d_model, a.w.bo);
+  out.output = ops::linear(concat, nq, inner, a.w.wo, d_model, a.w.bo);
   if (all_heads) out.weights = std::move(weights);
   if (a.keep_trace) out.concat = std::move(concat);
   return out;

@@ -36,6 +36,14 @@ struct MhaArgs {
   // stored them (a prepared module): skip re-scanning them on every call.
   bool weights_checked = false;
   const char* fn = "multiHeadAttention";  // name used in error messages (layers pass their own)
+  // Decoder checkpoints (Llama, Gemma, ...), read by detail::attend_projected only; 0 = the defaults above.
+  // Grouped-query attention: q [nq, num_heads·head_dim], k and v [nk, kv_heads·head_dim], query head h reading
+  // kv head h / (num_heads / kv_heads) (Hugging Face's repeat_kv); the output projection wo is
+  // [num_heads·head_dim, d_model].
+  int kv_heads = 0;      // default num_heads
+  int head_dim = 0;      // default d_model / num_heads
+  double scale = 0.0;    // default 1 / sqrt(head_dim) (Gemma 2/3: query_pre_attn_scalar^-0.5)
+  double softcap = 0.0;  // > 0: scores = tanh(scores / softcap) · softcap after scaling, before the mask (Gemma 2)
 };
 
 struct MhaOutput {

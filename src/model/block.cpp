@@ -6,6 +6,8 @@
 
 #include "ops/layer_norm.h"
 #include "ops/linear.h"
+#include "ops/rms_norm.h"
+#include "ops/rope.h"
 
 namespace attnscope::model {
 
@@ -15,11 +17,22 @@ std::vector<float> layer_norm(std::span<const float> x, int n, int d_model, cons
   return y;
 }
 
+std::vector<float> normalize(std::span<const float> x, int n, int d, const NormWeights& w, double eps, NormKind kind) {
+  if (kind == NormKind::kLayerNorm) return layer_norm(x, n, d, w, eps);
+  std::vector<float> y(x.size());
+  ops::rms_norm_rows(x, n, d, w.gamma, static_cast<float>(eps), kind == NormKind::kRmsPlusOne, y);
+  return y;
+}
+
 std::vector<float> feed_forward(std::span<const float> x, int n, int d_model, int d_ff, const FeedForwardWeights& ff,
-                                ops::Activation activation, std::vector<float>* hidden) {
-  // 1. h = act(x W1 + b1) [n, d_ff], activation in place
+                                ops::Activation activation, std::vector<float>* hidden, bool gated) {
+  // 1. h = act(x W1 + b1) [n, d_ff], activation in place; gated: times the up projection x W3 + b3
   std::vector<float> h = ops::linear(x, n, d_model, ff.w1, d_ff, ff.b1);
   ops::activate(activation, h);
+  if (gated) {
+    const std::vector<float> up = ops::linear(x, n, d_model, ff.w3, d_ff, ff.b3);
+    for (std::size_t i = 0; i < h.size(); ++i) h[i] *= up[i];
+  }
   // 2. y = h W2 + b2 [n, d_model]
   std::vector<float> y = ops::linear(h, n, d_ff, ff.w2, d_model, ff.b2);
   if (hidden != nullptr) *hidden = std::move(h);
@@ -85,6 +98,90 @@ attention::MhaOutput attend_cached(const BlockArgs& a, std::span<const float> q_
   return attention::detail::attend_projected(q, c.memory_k, c.memory_v, m);
 }
 
+// The self-attention of a decoder checkpoint (Hugging Face's LlamaAttention and its relatives, eager): project
+// q [n, nh·hd], k and v [n, nkv·hd]; per-head q/k norm (Qwen3, Gemma 3); RoPE at positions first.. (rotate_half,
+// apply_rotary_pos_emb); with a cache, append k and v and attend over every cached row; mask causal and
+// (sliding_window) i - j < window; scores · scale, soft-capped, softmax, · v per query head reading kv head
+// h / (nh / nkv) (repeat_kv, eager_attention_forward); o_proj.
+attention::MhaOutput attend_decoder(const BlockArgs& a, std::span<const float> in, const attention::MhaWeights& w) {
+  const AttentionSettings& s = *a.attn;
+  const int n = a.n, d = a.d_model, nh = a.num_heads;
+  const int hd = s.head_dim > 0 ? s.head_dim : d / nh, nkv = s.kv_heads > 0 ? s.kv_heads : nh;
+  const int first = a.cache != nullptr ? a.cache->rows : 0;
+  // 1. projections
+  std::vector<float> q = ops::linear(in, n, d, w.wq, nh * hd, w.bq);
+  std::vector<float> k = ops::linear(in, n, d, w.wk, nkv * hd, w.bk);
+  std::vector<float> v = ops::linear(in, n, d, w.wv, nkv * hd, w.bv);
+  // 2. per-head q/k norms, before RoPE
+  if (s.has_qk_norm) {
+    const bool plus_one = s.qk_norm == NormKind::kRmsPlusOne;
+    ops::rms_norm_rows(q, n * nh, hd, a.w->q_norm, static_cast<float>(a.eps), plus_one, q);
+    ops::rms_norm_rows(k, n * nkv, hd, a.w->k_norm, static_cast<float>(a.eps), plus_one, k);
+  }
+  // 3. rotary positions
+  if (s.rope) {
+    const ops::RopeFrequencies f = ops::rope_frequencies(s.rope_spec, first + n);
+    ops::apply_rope(q, n, nh, hd, first, f);
+    ops::apply_rope(k, n, nkv, hd, first, f);
+  }
+  // 4. keys and values: this call's, or the cache's with these appended
+  std::span<const float> keys = k, values = v;
+  int nk = n;
+  if (a.cache != nullptr) {
+    KvCache& c = *a.cache;
+    c.k.insert(c.k.end(), k.begin(), k.end());
+    c.v.insert(c.v.end(), v.begin(), v.end());
+    c.rows += n;
+    nk = c.rows;
+    keys = c.k;
+    values = c.v;
+  }
+  // 5. mask [n, nk]: key j visible to query i (position first + i) iff j <= first + i, within the window, and
+  // (without a cache) not padding
+  std::vector<std::uint8_t> mask(static_cast<std::size_t>(n) * static_cast<std::size_t>(nk), 0);
+  for (int i = 0; i < n; ++i) {
+    const int pos = first + i;
+    for (int j = 0; j <= pos && j < nk; ++j) {
+      const std::size_t at = static_cast<std::size_t>(i) * static_cast<std::size_t>(nk) + static_cast<std::size_t>(j);
+      const bool in_window = s.sliding_window <= 0 || pos - j < s.sliding_window;
+      const bool not_pad = a.cache != nullptr || a.self_mask.empty() || a.self_mask[at] != 0;
+      mask[at] = in_window && not_pad ? 1 : 0;
+    }
+  }
+  // 6-9. scores, softmax, weighted values, o_proj
+  attention::MhaArgs m;
+  m.nq = n;
+  m.nk = nk;
+  m.d_model = m.kdim = m.vdim = d;
+  m.num_heads = nh;
+  m.kv_heads = nkv;
+  m.head_dim = hd;
+  m.scale = s.scale;
+  m.softcap = s.softcap;
+  m.w = w;
+  m.mask = mask;
+  m.keep_trace = a.keep_trace;
+  attention::MhaOutput out = attention::detail::attend_projected(q, keys, values, m);
+  if (a.keep_trace) {
+    // the trace's q/k/v per query head (k and v repeated to nh heads, as repeat_kv gives them)
+    const int group = nh / nkv;
+    auto repeat = [&](const std::vector<float>& x) {
+      std::vector<float> r(static_cast<std::size_t>(nk) * static_cast<std::size_t>(nh * hd));
+      for (int j = 0; j < nk; ++j) {
+        for (int h = 0; h < nh; ++h) {
+          std::copy_n(x.begin() + (static_cast<std::ptrdiff_t>(j) * nkv + h / group) * hd, hd,
+                      r.begin() + (static_cast<std::ptrdiff_t>(j) * nh + h) * hd);
+        }
+      }
+      return r;
+    };
+    out.k = repeat(k);
+    out.v = repeat(v);
+    out.q = std::move(q);
+  }
+  return out;
+}
+
 }  // namespace
 
 BlockOutput run_block(const BlockArgs& a) {
@@ -101,18 +198,20 @@ BlockOutput run_block(const BlockArgs& a) {
     std::vector<float> y;
     if (a.norm_first) {
       if (keep && a.norm_stats) ops::layer_norm_stats(x, n, d, out.norm_mean[k], out.norm_var[k]);
-      y = layer_norm(x, n, d, norm, a.eps);
+      y = normalize(x, n, d, norm, a.eps, a.norm_kind);
     }
     const std::span<const float> in = a.norm_first ? std::span<const float>(y) : std::span<const float>(x);
     // 2. F_k(in)
     std::vector<float> f;
     if (ffn) {
-      f = feed_forward(in, n, d, a.d_ff, w.ff, a.activation, keep ? &out.ff_hidden : nullptr);
+      f = feed_forward(in, n, d, a.d_ff, w.ff, a.activation, keep ? &out.ff_hidden : nullptr, a.ff.gated);
       if (keep) out.ff_output = f;
     } else {
       const bool self = k == 0;
       attention::MhaOutput& o = self ? out.self_attn : out.cross_attn;
-      if (a.cache != nullptr) {
+      if (self && a.attn != nullptr) {
+        o = attend_decoder(a, in, w.self_attn);
+      } else if (a.cache != nullptr) {
         o = attend_cached(a, in, self ? w.self_attn : w.cross_attn, self);
       } else {
         o = self ? attend(a, in, in, n, w.self_attn, a.self_mask, a.causal, a.head_keep)
@@ -124,6 +223,9 @@ BlockOutput run_block(const BlockArgs& a) {
       }
       f = keep ? o.output : std::move(o.output);
     }
+    // 2b. Gemma 2/3: the sub-block's output normalised before the residual (post_attention_layernorm,
+    // post_feedforward_layernorm)
+    if (a.post_norms) f = normalize(f, n, d, w.post[ffn ? 1 : 0], a.eps, a.norm_kind);
     // 3. residual r_k = x + F_k, in place in f
     ops::add(x, f, f);
     // 4. post-norm: x <- LN_k(r_k); pre-norm: x <- r_k
@@ -135,7 +237,7 @@ BlockOutput run_block(const BlockArgs& a) {
       x = std::move(f);
     } else {
       if (keep && a.norm_stats) ops::layer_norm_stats(f, n, d, out.norm_mean[k], out.norm_var[k]);
-      x = layer_norm(f, n, d, norm, a.eps);
+      x = normalize(f, n, d, norm, a.eps, a.norm_kind);
       if (keep) {
         out.residual[k] = std::move(f);
         out.norm[k] = x;

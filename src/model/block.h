@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "attention/multi_head.h"
+#include "model/description.h"
 #include "ops/activations.h"
 
 namespace attnscope::model {
@@ -26,6 +27,7 @@ using ops::Activation;
 
 struct FeedForwardWeights {
   std::span<const float> w1, b1, w2, b2;  // w1 [d_model,d_ff], b1 [d_ff], w2 [d_ff,d_model], b2 [d_model]
+  std::span<const float> w3, b3;          // gated (FeedForwardSettings::gated): the up projection, as w1 / b1
 };
 struct NormWeights {
   std::span<const float> gamma, beta;  // [d_model] each
@@ -35,12 +37,15 @@ struct BlockWeights {
   attention::MhaWeights self_attn, cross_attn;  // cross only with BlockArgs::cross
   FeedForwardWeights ff;
   NormWeights norm[3];  // norm1, norm2, norm3 (norm3 only with cross-attention)
+  NormWeights post[2];  // BlockSpec::post_norms: post_attn_norm, post_ff_norm (weight only)
+  std::span<const float> q_norm, k_norm;  // AttentionSettings::has_qk_norm: [head_dim] each
 };
 
 // Decoding with a key/value cache (generate): the self-attention keys and values of every earlier position, and
 // the projections of the memory (computed on the first step), so a step costs its new rows only.
 struct KvCache {
-  std::vector<float> k, v;  // [rows, d_model] self-attention projections of positions 0..rows-1
+  std::vector<float> k, v;  // [rows, d_model] (decoder checkpoints: [rows, kv_heads·head_dim], after RoPE) self-
+                            // attention projections of positions 0..rows-1
   int rows = 0;
   std::vector<float> memory_k, memory_v;  // [m, d_model] cross-attention projections of the memory
 };
@@ -63,6 +68,13 @@ struct BlockArgs {
   // Decoding: x holds new rows at positions cache->rows.. ; self-attention reads the cache plus these rows and
   // appends their keys and values (the causal rule counts absolute positions). keep_trace must be false.
   KvCache* cache = nullptr;
+  // Decoder checkpoints (description.h): when set, the self-attention follows these settings (grouped heads,
+  // RoPE, q/k norms, windows, soft-capping), the norms are `norm_kind`, the FFN may be gated and the outputs of
+  // the sub-blocks normalised (post_norms). Cross-attention is not combined with these.
+  const AttentionSettings* attn = nullptr;
+  NormKind norm_kind = NormKind::kLayerNorm;
+  FeedForwardSettings ff;
+  bool post_norms = false;
 };
 
 struct BlockOutput {
@@ -82,9 +94,12 @@ BlockOutput run_block(const BlockArgs& a);
 
 // LayerNorm of x [n, d_model] into a new vector.
 std::vector<float> layer_norm(std::span<const float> x, int n, int d_model, const NormWeights& w, double eps);
+// The norm `kind` (LayerNorm, RMSNorm w or (1 + w); the RMS kinds read w.gamma only) of x [n, d] into a new vector.
+std::vector<float> normalize(std::span<const float> x, int n, int d, const NormWeights& w, double eps, NormKind kind);
 
-// act(x W1 + b1) W2 + b2 for x [n, d_model]; the hidden activations are moved into *hidden if given.
+// act(x W1 + b1) W2 + b2 for x [n, d_model]; the hidden activations are moved into *hidden if given. With
+// `gated`: (act(x W1 + b1) ⊙ (x W3 + b3)) W2 + b2 (Hugging Face's LlamaMLP: down(act(gate(x)) · up(x))).
 std::vector<float> feed_forward(std::span<const float> x, int n, int d_model, int d_ff, const FeedForwardWeights& ff,
-                                ops::Activation activation, std::vector<float>* hidden);
+                                ops::Activation activation, std::vector<float>* hidden, bool gated = false);
 
 }  // namespace attnscope::model

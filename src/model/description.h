@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ops/activations.h"
+#include "ops/rope.h"
 
 namespace attnscope::model {
 
@@ -36,6 +37,7 @@ struct EmbeddingSpec {
   PositionalKind positional = PositionalKind::kSinusoidal;
   double positional_base = 10000.0;
   int max_positions = 512;      // learned: rows of positional.weight; also the longest text for learned/absolute
+  bool bounded = false;         // kNone: max_positions still bounds the text (max_position_embeddings, RoPE models)
   int token_types = 0;          // > 0: "token_type.weight" [token_types, d_model], row 0 added (BERT)
   bool norm = false;            // LayerNorm "embedding.norm.*" after the sum (BERT)
   double norm_eps = 1e-5;
@@ -46,6 +48,36 @@ enum class BlockKind {
   kAttention,  // self-attention [+ cross-attention] + feed-forward, each with a residual and a LayerNorm
 };
 
+// Which normalisation a block's, a stack's final and (Qwen3, Gemma 3) the per-head q/k norms are.
+enum class NormKind {
+  kLayerNorm,   // "<norm>.weight" and "<norm>.bias" (torch.nn.LayerNorm)
+  kRms,         // "<norm>.weight" only: x / rms(x) · w (LlamaRMSNorm)
+  kRmsPlusOne,  // "<norm>.weight" only: x / rms(x) · (1 + w) (GemmaRMSNorm; the stored weight is zero-centred)
+};
+
+// Settings of the decoder checkpoints (Llama, Mistral, Qwen2/3, Gemma 1/2/3, Phi-3) that compose into a block:
+// the defaults are GPT-2's / torch's, so the blocks described before these existed read them unchanged.
+// Self-attention weights: wq [d_model, num_heads·head_dim], wk and wv [d_model, kv_heads·head_dim], wo
+// [num_heads·head_dim, d_model]; biases "bq" "bk" "bv" when qkv_bias, "bo" when out_bias.
+struct AttentionSettings {
+  int kv_heads = 0;         // grouped/multi-query attention (num_key_value_heads); 0 = num_heads
+  int head_dim = 0;         // 0 = d_model / num_heads
+  bool qkv_bias = true;     // attention_bias (Llama), always (Qwen2), never (Qwen3, Gemma, Phi-3)
+  bool out_bias = true;     // attention_bias (Llama); never for Qwen2
+  NormKind qk_norm = NormKind::kLayerNorm;  // kRms / kRmsPlusOne: per-head "self_attn.q_norm.weight" [head_dim]
+  bool has_qk_norm = false;                 //   and "k_norm", applied before RoPE (Qwen3, Gemma 3)
+  double scale = 0.0;       // 0 = head_dim^-0.5; Gemma 2/3: query_pre_attn_scalar^-0.5
+  double softcap = 0.0;     // > 0: Gemma 2's attn_logit_softcapping
+  int sliding_window = 0;   // > 0: query i sees keys j with i - j < window (and j <= i)
+  bool rope = false;        // rotary position embeddings of q and k (rope_theta, rope_scaling, ...)
+  ops::RopeSpec rope_spec;
+};
+
+struct FeedForwardSettings {
+  bool gated = false;  // down(act(gate(x)) · up(x)): "linear1" = gate, "linear3" = up, "linear2" = down
+  bool bias = true;    // "linear1.bias" … (mlp_bias for the gated ones)
+};
+
 struct BlockSpec {
   BlockKind kind = BlockKind::kAttention;
   std::string prefix;  // parameter names: prefix + "self_attn.wq", prefix + "linear1.weight", prefix + "norm1.bias"
@@ -54,7 +86,12 @@ struct BlockSpec {
   bool norm_first = false;  // pre-norm (GPT-2, norm_first=True) or post-norm (BERT, PyTorch's default)
   Activation activation = Activation::kRelu;
   double eps = 1e-5;
-  bool attention_bias = true;  // q/k/v/o biases present (always, for every model described so far)
+  NormKind norm = NormKind::kLayerNorm;  // norm1, norm2 (and norm3 with cross-attention)
+  // Gemma 2/3: the attention's and the feed-forward's outputs are normalised before their residual adds
+  // ("post_attn_norm.weight", "post_ff_norm.weight"), with norm1/norm2 before them as usual (pre-norm).
+  bool post_norms = false;
+  AttentionSettings attn;
+  FeedForwardSettings ff;
 };
 
 // An attention block with the given settings (the one way config.cpp, hf_config.cpp and bundle.cpp make them).
@@ -75,6 +112,7 @@ struct StackSpec {
   std::vector<BlockSpec> blocks;
   bool final_norm = false;  // "<name>.norm.weight/bias" after the last block (GPT-2's ln_f)
   double final_norm_eps = 1e-5;
+  NormKind final_norm_kind = NormKind::kLayerNorm;
 };
 
 // Heads on the main stack's output.
@@ -83,6 +121,7 @@ struct HeadSpec {
   bool lm_head = false;    // W = "lm_head.weight" [d_model, vocab] (+ "lm_head.bias" when lm_bias); else tied
   bool lm_bias = false;
   bool mlm = false;        // BERT: "mlm.transform.weight/bias", act, "mlm.norm.*", decoder tied, "mlm.bias"
+  double softcap = 0.0;    // > 0: logits = tanh(logits / c) · c (Gemma 2's final_logit_softcapping)
   Activation mlm_activation = Activation::kGelu;
   double mlm_eps = 1e-12;
 };

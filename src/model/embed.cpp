@@ -99,11 +99,17 @@ core::Result<SideTrace> embed(const EmbedArgs& a, std::string_view text, const c
   }
   const long long n = static_cast<long long>(tk.tokens.size());
   if (n == 0) return core::range_error(a.op, what, std::string(what) + " has no tokens");
+  // a RoPE checkpoint's bound is its config's (named first: its maxTokens is the same number)
+  if (e.bounded && n > e.max_positions) {
+    return core::range_error(a.op, what, std::string(what) + " has " + std::to_string(n) +
+                                             " tokens, more than config.max_position_embeddings (" +
+                                             std::to_string(e.max_positions) + ")");
+  }
   if (n > a.max_tokens) {
     return core::range_error(a.op, what, std::string(what) + " has " + std::to_string(n) +
                                              " tokens, more than maxTokens (" + std::to_string(a.max_tokens) + ")");
   }
-  const bool bounded = e.positional == PositionalKind::kLearned;
+  const bool bounded = e.positional == PositionalKind::kLearned || e.bounded;
   if (bounded && n > e.max_positions) {
     return core::range_error(a.op, what, std::string(what) + " has " + std::to_string(n) +
                                              " tokens, more than maxPositions (" + std::to_string(e.max_positions) +

@@ -16,14 +16,17 @@ namespace attnscope::model {
 core::Result<Generation> Transformer::generate(std::string_view input, int max_new_tokens) const {
   if (max_new_tokens < 0) return core::check_non_negative(kOpGenerate, "maxNewTokens", max_new_tokens);
   const SpecialIds& sp = enc_.specials();
-  if (!m_.head.next_token || !enc_.fixed_vocabulary() || sp.eos < 0) {
+  const std::vector<std::int32_t> ends = !opt_.end_ids.empty() ? opt_.end_ids
+                                         : sp.eos >= 0          ? std::vector<std::int32_t>{sp.eos}
+                                                                : std::vector<std::int32_t>();
+  if (!m_.head.next_token || !enc_.fixed_vocabulary() || ends.empty()) {
     return core::invalid_error(kOpGenerate, "model",
                                "model cannot generate: it has no next-token head over a fixed vocabulary with an "
                                "end token (a language model or an encoder-decoder model can)");
   }
   const EmbedArgs ea = embed_args(kOpGenerate);
   RunVocab vocab;
-  const bool bounded = m_.embedding.positional == PositionalKind::kLearned;
+  const bool bounded = m_.embedding.positional == PositionalKind::kLearned || m_.embedding.bounded;
   const int max_positions = std::min(opt_.max_tokens, bounded ? m_.embedding.max_positions : opt_.max_tokens);
   auto stack_args = [&](const StackSpec& spec, const StackWeights& w, const char* what,
                         std::vector<KvCache>* caches) {
@@ -46,9 +49,9 @@ core::Result<Generation> Transformer::generate(std::string_view input, int max_n
     if (!src.ok()) return src.status();
     memory = std::move(src).value();
     ATTN_TRY(run_stack(stack_args(m_.source, source_w_, "input", nullptr), memory, nullptr));
-    step.ids = {sp.bos >= 0 ? sp.bos : sp.eos};
+    step.ids = {sp.bos >= 0 ? sp.bos : ends.front()};
   } else if (input.empty()) {
-    step.ids = {sp.bos >= 0 ? sp.bos : sp.eos};
+    step.ids = {sp.bos >= 0 ? sp.bos : ends.front()};
   } else {
     auto side = embed(ea, input, "input", vocab, 0, 0);
     if (!side.ok()) return side.status();
@@ -69,7 +72,7 @@ core::Result<Generation> Transformer::generate(std::string_view input, int max_n
     // 3. the next token from the last row
     const std::span<const float> h(step.output.data() + static_cast<std::size_t>(rows - 1) * d, d);
     const std::int32_t next = argmax(lm_logits(ea, vocab, h));
-    if (next == sp.eos) {
+    if (std::find(ends.begin(), ends.end(), next) != ends.end()) {
       g.stopped_at_end = true;
       break;
     }

@@ -12,10 +12,13 @@ namespace attnscope::model {
 
 std::vector<double> lm_logits(const EmbedArgs& a, const RunVocab& vocab, std::span<const float> h) {
   const int d = a.m->d_model;
-  const std::int32_t count = a.encoder->vocab_size(vocab);
+  const EmbeddingSpec& e = a.m->embedding;
+  std::int32_t count = a.encoder->vocab_size(vocab);
+  // A checkpoint's head covers every row of its table: config.vocab_size may pad past the tokenizer (Qwen2/3,
+  // Phi-3), and Hugging Face's softmax runs over all of them (lm_head.weight's rows are vocab_size long too).
+  if (e.rows == TokenRows::kTable && !e.seeded_fallback) count = std::max(count, e.vocab_size);
   std::vector<double> logits(static_cast<std::size_t>(std::max(count, 0)));
   if (count <= 0) return logits;
-  const EmbeddingSpec& e = a.m->embedding;
   const auto table = (*a.params)["embedding.weight"];
   if (a.m->head.lm_head || (e.rows == TokenRows::kTable && !e.seeded_fallback && a.user->by_id.empty() &&
                             table.size() >= static_cast<std::size_t>(count) * static_cast<std::size_t>(d))) {
@@ -37,6 +40,10 @@ std::vector<double> lm_logits(const EmbedArgs& a, const RunVocab& vocab, std::sp
       for (std::size_t v = 0; v < V; ++v) z[v] = ops::dot(h, std::span<const float>(table.data() + v * D, D));
     }
     std::copy(z.begin(), z.end(), logits.begin());
+    // Gemma 2's final_logit_softcapping: tanh(logits / c) · c
+    if (const double c = a.m->head.softcap; c > 0.0) {
+      for (double& l : logits) l = c * std::tanh(l / c);
+    }
     return logits;
   }
   // createModel's tied head over seeded / user / loaded rows, in double: logit_v = h · E_v with E_v the token's

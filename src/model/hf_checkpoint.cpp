@@ -28,11 +28,79 @@ TensorTarget columns(const std::string& name, int rows, int cols, int total, int
   return TensorTarget{name, Op::kColumns, rows, cols, total, first};
 }
 
+// Rows [first, first + count) of a [total, in] Linear weight, as attnscope's [in, count].
+TensorTarget rows_transposed(const std::string& name, int in, int count, int total, int first) {
+  return TensorTarget{name, Op::kRowsTransposed, in, count, total, first};
+}
+
+// A decoder-only checkpoint (MODERN-LLMS.md 1.9; names without the "model." prefix): PyTorch Linear weights
+// [out, in] transposed to attnscope's [in, out]; Phi-3's fused projections split by rows.
+void expected_decoder_tensors(const HfConfig& c, std::map<std::string, Expected>& e) {
+  const ModelDescription& m = c.description;
+  const int d = m.d_model, f = m.d_ff, v = m.embedding.vocab_size;
+  e["embed_tokens.weight"] = {{v, d}, {copy("embedding.weight")}};
+  for (std::size_t i = 0; i < m.main.blocks.size(); ++i) {
+    const BlockSpec& b = m.main.blocks[i];
+    const AttentionSettings& s = b.attn;
+    const int hd = s.head_dim, qd = m.num_heads * hd, kvd = s.kv_heads * hd;
+    const std::string h = "layers." + std::to_string(i) + ".", o = b.prefix, a = o + "self_attn.";
+    e[h + "input_layernorm.weight"] = {{d}, {copy(o + "norm1.weight")}};
+    if (b.post_norms) {  // Gemma 2/3: post_attention_layernorm normalises the attention's output
+      e[h + "post_attention_layernorm.weight"] = {{d}, {copy(o + "post_attn_norm.weight")}};
+      e[h + "pre_feedforward_layernorm.weight"] = {{d}, {copy(o + "norm2.weight")}};
+      e[h + "post_feedforward_layernorm.weight"] = {{d}, {copy(o + "post_ff_norm.weight")}};
+    } else {  // the others: post_attention_layernorm is the norm before the MLP
+      e[h + "post_attention_layernorm.weight"] = {{d}, {copy(o + "norm2.weight")}};
+    }
+    if (c.fused) {
+      e[h + "self_attn.qkv_proj.weight"] = {{qd + 2 * kvd, d},
+                                            {rows_transposed(a + "wq", d, qd, qd + 2 * kvd, 0),
+                                             rows_transposed(a + "wk", d, kvd, qd + 2 * kvd, qd),
+                                             rows_transposed(a + "wv", d, kvd, qd + 2 * kvd, qd + kvd)}};
+    } else {
+      e[h + "self_attn.q_proj.weight"] = {{qd, d}, {transpose(a + "wq", qd, d)}};
+      e[h + "self_attn.k_proj.weight"] = {{kvd, d}, {transpose(a + "wk", kvd, d)}};
+      e[h + "self_attn.v_proj.weight"] = {{kvd, d}, {transpose(a + "wv", kvd, d)}};
+    }
+    if (s.qkv_bias) {
+      e[h + "self_attn.q_proj.bias"] = {{qd}, {copy(a + "bq")}};
+      e[h + "self_attn.k_proj.bias"] = {{kvd}, {copy(a + "bk")}};
+      e[h + "self_attn.v_proj.bias"] = {{kvd}, {copy(a + "bv")}};
+    }
+    e[h + "self_attn.o_proj.weight"] = {{d, qd}, {transpose(a + "wo", d, qd)}};
+    if (s.out_bias) e[h + "self_attn.o_proj.bias"] = {{d}, {copy(a + "bo")}};
+    if (s.has_qk_norm) {
+      e[h + "self_attn.q_norm.weight"] = {{hd}, {copy(a + "q_norm.weight")}};
+      e[h + "self_attn.k_norm.weight"] = {{hd}, {copy(a + "k_norm.weight")}};
+    }
+    if (c.fused) {
+      e[h + "mlp.gate_up_proj.weight"] = {{2 * f, d},
+                                          {rows_transposed(o + "linear1.weight", d, f, 2 * f, 0),
+                                           rows_transposed(o + "linear3.weight", d, f, 2 * f, f)}};
+    } else {
+      e[h + "mlp.gate_proj.weight"] = {{f, d}, {transpose(o + "linear1.weight", f, d)}};
+      e[h + "mlp.up_proj.weight"] = {{f, d}, {transpose(o + "linear3.weight", f, d)}};
+    }
+    e[h + "mlp.down_proj.weight"] = {{d, f}, {transpose(o + "linear2.weight", d, f)}};
+    if (b.ff.bias) {
+      e[h + "mlp.gate_proj.bias"] = {{f}, {copy(o + "linear1.bias")}};
+      e[h + "mlp.up_proj.bias"] = {{f}, {copy(o + "linear3.bias")}};
+      e[h + "mlp.down_proj.bias"] = {{d}, {copy(o + "linear2.bias")}};
+    }
+  }
+  e["norm.weight"] = {{d}, {copy("decoder.norm.weight")}};
+  if (!c.tied) e["lm_head.weight"] = {{v, d}, {transpose("lm_head.weight", v, d)}};
+}
+
 // The base-model names (no "transformer."/"bert." prefix) a checkpoint of `c` must hold, with their targets.
 std::map<std::string, Expected> expected_tensors(const HfConfig& c, bool mlm) {
   const ModelDescription& m = c.description;
   const int d = m.d_model, f = m.d_ff, v = m.embedding.vocab_size, p = m.embedding.max_positions;
   std::map<std::string, Expected> e;
+  if (c.family == HfFamily::kDecoder) {
+    expected_decoder_tensors(c, e);
+    return e;
+  }
   auto norm = [&](const std::string& hf, const std::string& ours) {
     e[hf + ".weight"] = {{d}, {copy(ours + "weight")}};
     e[hf + ".bias"] = {{d}, {copy(ours + "bias")}};
@@ -91,7 +159,7 @@ std::map<std::string, Expected> expected_tensors(const HfConfig& c, bool mlm) {
 // A file name as the table spells it: base-model prefix dropped, old LayerNorm gamma/beta renamed.
 std::string canonical_hf(const std::string& name, HfFamily family) {
   std::string n = name;
-  const std::string prefix = family == HfFamily::kGpt2 ? "transformer." : "bert.";
+  const std::string prefix = family == HfFamily::kGpt2 ? "transformer." : family == HfFamily::kBert ? "bert." : "model.";
   if (n.compare(0, prefix.size(), prefix) == 0) n = n.substr(prefix.size());
   auto ends = [&](const std::string& s) { return n.size() >= s.size() && n.compare(n.size() - s.size(), s.size(), s) == 0; };
   if (ends(".gamma")) n = n.substr(0, n.size() - 6) + ".weight";
@@ -105,9 +173,14 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin(std:
                                                                            TextEncoder tokenizer,
                                                                            std::span<const std::uint8_t> header,
                                                                            std::uint64_t file_size, const char* op) {
+  return begin_shards(config_json, std::move(tokenizer), {header}, {file_size}, op);
+}
+
+core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin_shards(
+    std::string_view config_json, TextEncoder tokenizer, const std::vector<std::span<const std::uint8_t>>& headers,
+    const std::vector<std::uint64_t>& file_sizes, const char* op) {
   std::unique_ptr<HfCheckpointLoader> l(new HfCheckpointLoader());
   l->op_ = op;
-  l->file_size_ = file_size;
   // 1. config -> description; the tokenizer must fit the embedding table
   auto cfg = describe_hf(config_json, op);
   if (!cfg.ok()) return cfg.status();
@@ -123,52 +196,74 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin(std:
   if (bert && (tokenizer.specials().cls < 0 || tokenizer.specials().sep < 0)) {
     return core::invalid_error(op, "tokenizer", "tokenizer has no [CLS] or [SEP] token, which BERT needs");
   }
-  // 2. the file's header: every tensor the model needs, with its shape and a float dtype
-  auto index = io::parse_safetensors_header(header, file_size, op);
-  if (!index.ok()) return core::make_error(index.status().kind, op, "weights", "weights: " + index.status().detail());
-  l->index_ = std::move(index).value();
+  // 2. each file's header (one file, or the shards of model.safetensors.index.json in any order): every tensor the
+  // model needs, in exactly one of them, with its shape and a float dtype
+  l->shards_.resize(headers.size());
+  for (std::size_t s = 0; s < headers.size(); ++s) {
+    Shard& sh = l->shards_[s];
+    sh.size = file_sizes[s];
+    sh.name = headers.size() == 1 ? std::string("weights") : "weights[" + std::to_string(s) + "]";
+    auto index = io::parse_safetensors_header(headers[s], sh.size, op);
+    if (!index.ok()) return core::make_error(index.status().kind, op, "weights", sh.name + ": " + index.status().detail());
+    sh.index = std::move(index).value();
+  }
   bool mlm = false;
-  for (const auto& t : l->index_.tensors) mlm = mlm || canonical_hf(t.name, l->cfg_.family) == "cls.predictions.transform.dense.weight";
+  for (const Shard& sh : l->shards_) {
+    for (const auto& t : sh.index.tensors) mlm = mlm || canonical_hf(t.name, l->cfg_.family) == "cls.predictions.transform.dense.weight";
+  }
   l->cfg_.description.head.mlm = bert && mlm;
   std::map<std::string, Expected> expected = expected_tensors(l->cfg_, bert && mlm);
-  std::map<std::string, std::string> found;  // table name -> file name
-  for (const auto& t : l->index_.tensors) {
-    const std::string key = canonical_hf(t.name, l->cfg_.family);
-    auto it = expected.find(key);
-    if (it == expected.end()) continue;  // not used by the model: skipped whatever its dtype or shape
-    const std::string where = "weights: tensor " + core::quote_name(t.name);
-    if (!found.emplace(key, t.name).second) {
-      return core::invalid_error(op, "weights",
-                                 where + " is given twice (also as " + core::quote_name(found[key]) + ")");
+  std::map<std::string, std::pair<std::string, std::size_t>> found;  // table name -> file name, shard
+  for (std::size_t s = 0; s < l->shards_.size(); ++s) {
+    Shard& sh = l->shards_[s];
+    for (const auto& t : sh.index.tensors) {
+      const std::string key = canonical_hf(t.name, l->cfg_.family);
+      auto it = expected.find(key);
+      if (it == expected.end()) continue;  // not used by the model: skipped whatever its dtype or shape
+      const std::string where = sh.name + ": tensor " + core::quote_name(t.name);
+      const auto [at, fresh] = found.emplace(key, std::make_pair(t.name, s));
+      if (!fresh && at->second.second != s) {
+        return core::invalid_error(op, "weights",
+                                   "weights: tensor " + core::quote_name(t.name) + " is in two shards (" +
+                                       l->shards_[at->second.second].name + " and " + sh.name + ")");
+      }
+      if (!fresh) {
+        return core::invalid_error(op, "weights",
+                                   where + " is given twice (also as " + core::quote_name(at->second.first) + ")");
+      }
+      ATTN_TRY(core::check_shape(op, "weights", where, t.shape, it->second.shape));
+      if (!io::is_float_dtype(t.dtype)) {
+        return core::invalid_error(op, "weights", where + " has dtype " + t.dtype + " (supported: F32, F16, BF16)");
+      }
+      sh.mapped.push_back(Mapped{t, it->second.targets, {}, 0});
     }
-    ATTN_TRY(core::check_shape(op, "weights", where, t.shape, it->second.shape));
-    if (!io::is_float_dtype(t.dtype)) {
-      return core::invalid_error(op, "weights", where + " has dtype " + t.dtype + " (supported: F32, F16, BF16)");
-    }
-    l->mapped_.push_back(Mapped{t, it->second.targets, {}, 0});
   }
-  if (found.empty() && !l->index_.tensors.empty()) {
+  const Shard& first = l->shards_.front();
+  if (found.empty() && !first.index.tensors.empty()) {
     return core::invalid_error(op, "weights",
                                "weights: the file holds none of the tensors a " + l->cfg_.description.architecture +
-                                   " model needs (it has e.g. " + core::quote_name(l->index_.tensors.front().name) +
+                                   " model needs (it has e.g. " + core::quote_name(first.index.tensors.front().name) +
                                    "): is it another model's file?");
   }
   for (const auto& [key, e] : expected) {
     if (found.count(key) == 0) {
       return core::invalid_error(op, "weights",
                                  "weights: tensor " + core::quote_name(key) + " " + core::shape_text(e.shape) +
-                                     " is missing (is the file from another model?)");
+                                     (l->shards_.size() > 1 ? " is in no shard" : " is missing") +
+                                     " (is the file from another model?)");
     }
   }
   // 3. the parameters, counted before anything is allocated
   auto params = Parameters::declare(l->cfg_.description, Parameters::Init::kRequired, 0, op);
   if (!params.ok()) return params.status();
   l->params_ = std::move(params).value();
-  for (const Mapped& m : l->mapped_) {
-    for (const TensorTarget& t : m.targets) l->storage_[t.name] = l->params_.allocate(t.name);
+  for (const Shard& sh : l->shards_) {
+    for (const Mapped& m : sh.mapped) {
+      for (const TensorTarget& t : m.targets) l->storage_[t.name] = l->params_.allocate(t.name);
+    }
   }
   l->encoder_ = std::move(tokenizer);
-  l->next_ = 0;
+  if (l->cfg_.family == HfFamily::kDecoder) l->encoder_.use_post_processor();
   return l;
 }
 
@@ -197,6 +292,13 @@ core::Status HfCheckpointLoader::write(Mapped& m, const std::uint8_t* src, std::
             }
             break;
           }
+          case Op::kRowsTransposed: {  // rows [first, first + cols) of [total, rows=in] -> [in, cols]
+            const std::uint64_t r = e / static_cast<std::uint64_t>(t.rows), c = e % static_cast<std::uint64_t>(t.rows);
+            if (r >= static_cast<std::uint64_t>(t.first) && r < static_cast<std::uint64_t>(t.first + t.cols)) {
+              dst[c * static_cast<std::uint64_t>(t.cols) + (r - static_cast<std::uint64_t>(t.first))] = buf[i];
+            }
+            break;
+          }
         }
       }
     }
@@ -206,16 +308,24 @@ core::Status HfCheckpointLoader::write(Mapped& m, const std::uint8_t* src, std::
 }
 
 core::Status HfCheckpointLoader::feed(std::uint64_t offset, std::span<const std::uint8_t> bytes) {
-  if (offset != next_) {
-    return core::invalid_error(op_, "weights", "weights: chunk at byte " + std::to_string(offset) + " arrived, expected byte " +
-                                                   std::to_string(next_));
+  return feed_shard(0, offset, bytes);
+}
+
+core::Status HfCheckpointLoader::feed_shard(std::size_t shard, std::uint64_t offset, std::span<const std::uint8_t> bytes) {
+  if (shard >= shards_.size()) {
+    return core::range_error(op_, "weights", "weights: shard " + std::to_string(shard) + " does not exist");
+  }
+  Shard& sh = shards_[shard];
+  if (offset != sh.next) {
+    return core::invalid_error(op_, "weights", sh.name + ": chunk at byte " + std::to_string(offset) +
+                                                   " arrived, expected byte " + std::to_string(sh.next));
   }
   const std::uint64_t end = offset + bytes.size();
-  if (end > file_size_) return core::invalid_error(op_, "weights", "weights: more bytes arrived than the file size");
-  next_ = end;
-  for (std::size_t i = cursor_; i < mapped_.size(); ++i) {
-    Mapped& m = mapped_[i];
-    const std::uint64_t t_begin = index_.data_offset + m.entry.begin, t_end = index_.data_offset + m.entry.end;
+  if (end > sh.size) return core::invalid_error(op_, "weights", sh.name + ": more bytes arrived than the file size");
+  sh.next = end;
+  for (std::size_t i = sh.cursor; i < sh.mapped.size(); ++i) {
+    Mapped& m = sh.mapped[i];
+    const std::uint64_t t_begin = sh.index.data_offset + m.entry.begin, t_end = sh.index.data_offset + m.entry.end;
     if (t_begin >= end) break;
     if (t_end <= offset) continue;
     const std::uint64_t lo = std::max(t_begin, offset), hi = std::min(t_end, end);
@@ -236,18 +346,20 @@ core::Status HfCheckpointLoader::feed(std::uint64_t offset, std::span<const std:
     ATTN_TRY(write(m, src, m.done, whole));
     m.pending.assign(src + whole * m.entry.elem, src + n);
   }
-  while (cursor_ < mapped_.size() && mapped_[cursor_].done == mapped_[cursor_].entry.count) ++cursor_;
+  while (sh.cursor < sh.mapped.size() && sh.mapped[sh.cursor].done == sh.mapped[sh.cursor].entry.count) ++sh.cursor;
   return core::Status::Ok();
 }
 
 core::Result<std::unique_ptr<Transformer>> HfCheckpointLoader::finish() {
-  if (next_ != file_size_) {
-    return core::invalid_error(op_, "weights", "weights: the file ended after " + std::to_string(next_) + " of " +
-                                                   std::to_string(file_size_) + " bytes");
-  }
   std::map<std::string, std::string> display;  // attnscope name -> file name, for messages
-  for (const Mapped& m : mapped_) {
-    for (const TensorTarget& t : m.targets) display[t.name] = m.entry.name;
+  for (const Shard& sh : shards_) {
+    if (sh.next != sh.size) {
+      return core::invalid_error(op_, "weights", sh.name + ": the file ended after " + std::to_string(sh.next) +
+                                                     " of " + std::to_string(sh.size) + " bytes");
+    }
+    for (const Mapped& m : sh.mapped) {
+      for (const TensorTarget& t : m.targets) display[t.name] = m.entry.name;
+    }
   }
   auto name_of = [&](const std::string& s) {
     auto it = display.find(s);
@@ -256,6 +368,15 @@ core::Result<std::unique_ptr<Transformer>> HfCheckpointLoader::finish() {
   ATTN_TRY(params_.check_finite(op_, "weights", name_of));
   ModelOptions opt;
   opt.max_tokens = cfg_.description.embedding.max_positions;
+  const auto vocab = cfg_.description.embedding.vocab_size;
+  for (const std::int64_t id : cfg_.eos_ids) {
+    if (id < 0 || id >= vocab) {
+      return core::range_error(op_, "config",
+                               "config: eos_token_id " + std::to_string(id) + " is not below config.vocab_size (" +
+                                   std::to_string(vocab) + ")");
+    }
+    opt.end_ids.push_back(static_cast<std::int32_t>(id));
+  }
   return Transformer::assemble(std::move(cfg_.description), std::move(encoder_), std::move(params_), opt, op_);
 }
 

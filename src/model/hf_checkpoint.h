@@ -32,13 +32,28 @@
 
 namespace attnscope::model {
 
-enum class HfFamily { kGpt2, kBert };
+// kDecoder: the decoder-only checkpoints of API.md's "Modern decoder checkpoints" (model_type llama, mistral,
+// qwen2, qwen3, gemma, gemma2, gemma3_text, phi3; hf_decoder_config.cpp).
+enum class HfFamily { kGpt2, kBert, kDecoder };
 
 struct HfConfig {
   HfFamily family = HfFamily::kGpt2;
   ModelDescription description;  // without the MLM head (it depends on the file)
   bool tied = true;              // GPT-2: the LM head is wte
+  // kDecoder only
+  std::string model_type;            // 'llama', ..., 'phi3'
+  bool fused = false;                // Phi-3: qkv_proj and gate_up_proj hold q|k|v and gate|up
+  std::vector<std::int64_t> eos_ids;  // config.eos_token_id (an id or a list; empty when absent)
 };
+
+class HfFields;
+// The decoder-only checkpoints' config.json (hf_decoder_config.cpp), with the defaults of Hugging Face's config
+// class for `model_type`.
+core::Result<HfConfig> describe_decoder_hf(const HfFields& f, const std::string& model_type, const char* op);
+// generation_config.json's eos_token_id (an id or a list; empty when absent): messages name generationConfig.
+core::Result<std::vector<std::int64_t>> generation_config_end_ids(std::string_view json_text, const char* op);
+// Whether describe_decoder_hf reads this model_type.
+bool is_decoder_model_type(std::string_view model_type);
 
 // Parses config.json (messages "<op>: config.<field> ...").
 core::Result<HfConfig> describe_hf(std::string_view config_json, const char* op);
@@ -46,7 +61,9 @@ core::Result<HfConfig> describe_hf(std::string_view config_json, const char* op)
 // Where one file tensor's values go.
 struct TensorTarget {
   std::string name;  // attnscope parameter
-  enum class Op { kCopy, kTranspose, kColumns } op = Op::kCopy;  // kColumns: columns [first, first + cols) of [rows, total]
+  // kColumns: columns [first, first + cols) of [rows, total]; kRowsTransposed: rows [first, first + cols) of a
+  // PyTorch Linear weight [total, rows] transposed to [rows, cols] (Phi-3's fused qkv_proj / gate_up_proj)
+  enum class Op { kCopy, kTranspose, kColumns, kRowsTransposed } op = Op::kCopy;
   int rows = 0, cols = 0, total = 0, first = 0;
 };
 
@@ -57,13 +74,22 @@ class HfCheckpointLoader {
   static core::Result<std::unique_ptr<HfCheckpointLoader>> begin(std::string_view config_json, TextEncoder tokenizer,
                                                                  std::span<const std::uint8_t> header,
                                                                  std::uint64_t file_size, const char* op);
+  // A sharded checkpoint (model.safetensors.index.json's files, in any order): each shard's header and size. A
+  // tensor the model needs that is in no shard, or in two, is an error naming it.
+  static core::Result<std::unique_ptr<HfCheckpointLoader>> begin_shards(
+      std::string_view config_json, TextEncoder tokenizer, const std::vector<std::span<const std::uint8_t>>& headers,
+      const std::vector<std::uint64_t>& file_sizes, const char* op);
   // The file's bytes [offset, offset + bytes.size()); chunks arrive in order, any size.
   core::Status feed(std::uint64_t offset, std::span<const std::uint8_t> bytes);
+  // The same for shard `shard` (begin_shards' order); each shard's chunks in order, shards in any order.
+  core::Status feed_shard(std::size_t shard, std::uint64_t offset, std::span<const std::uint8_t> bytes);
+  // generation_config.json's eos_token_id (an id or a list), replacing config.json's for generate.
+  void set_end_ids(std::vector<std::int64_t> ids) { cfg_.eos_ids = std::move(ids); }
   // All data fed: checks the values and builds the model.
   core::Result<std::unique_ptr<Transformer>> finish();
 
-  std::uint64_t file_size() const { return file_size_; }
-  std::uint64_t data_offset() const { return index_.data_offset; }
+  std::uint64_t file_size() const { return shards_.front().size; }
+  std::uint64_t data_offset() const { return shards_.front().index.data_offset; }
 
  private:
   struct Mapped {
@@ -79,11 +105,15 @@ class HfCheckpointLoader {
   HfConfig cfg_;
   TextEncoder encoder_;
   Parameters params_;
-  io::SafetensorsIndex index_;
-  std::vector<Mapped> mapped_;  // sorted by begin offset
+  struct Shard {
+    std::string name;  // "weights", or "weights[i]" for shard i
+    io::SafetensorsIndex index;
+    std::vector<Mapped> mapped;  // sorted by begin offset
+    std::uint64_t size = 0, next = 0;
+    std::size_t cursor = 0;  // first mapped tensor not complete
+  };
+  std::vector<Shard> shards_;
   std::map<std::string, std::span<float>> storage_;  // each target's storage in params_
-  std::uint64_t file_size_ = 0, next_ = 0;
-  std::size_t cursor_ = 0;  // first mapped tensor not complete
 };
 
 }  // namespace attnscope::model

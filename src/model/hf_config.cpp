@@ -10,6 +10,7 @@
 #include "io/json_fields.h"
 #include "io/json_reader.h"
 #include "model/hf_checkpoint.h"
+#include "model/hf_fields.h"
 #include "model/limits.h"
 
 namespace attnscope::model {
@@ -19,47 +20,7 @@ core::Status ops_divisible(const char* op, int d_model, int num_heads);
 namespace {
 
 using nlohmann::json;
-
-// config.json's members, read by io::JsonFields (one message style for every JSON file):
-// "<op>: config.<field> must be an integer, got string", "<op>: config.<field> (0) must be from 1 to 16384".
-class Fields {
- public:
-  Fields(const json& j, const char* op) : j_(j), rd_(op, "config", "config.") {}
-
-  bool has(const char* name) const { return j_.contains(name) && !j_[name].is_null(); }
-
-  core::Result<int> integer(const char* name, long long lo, long long hi, std::optional<int> fallback = {}) const {
-    auto r = rd_.integer(j_, name, name, lo, hi, fallback);
-    if (!r.ok()) return r.status();
-    return static_cast<int>(r.value());
-  }
-  core::Result<double> positive(const char* name, double fallback) const {
-    return rd_.number(j_, name, name, /*positive=*/true, fallback);
-  }
-  core::Result<bool> boolean(const char* name, bool fallback) const { return rd_.boolean(j_, name, name, fallback); }
-  core::Result<std::string> text(const char* name, const char* fallback) const {
-    return rd_.string(j_, name, name, std::string(fallback));
-  }
-
-  // A field whose value attnscope does not implement.
-  core::Status unsupported(const char* name, const std::string& value, const std::string& supported) const {
-    return rd_.unsupported(name, value, supported.c_str());
-  }
-
-  core::Result<Activation> activation(const char* name, const char* fallback) const {
-    auto s = text(name, fallback);
-    if (!s.ok()) return s.status();
-    const std::string& a = s.value();
-    if (a == "gelu_new" || a == "gelu_pytorch_tanh" || a == "gelu_fast") return Activation::kGeluTanh;
-    if (a == "gelu") return Activation::kGelu;
-    if (a == "relu") return Activation::kRelu;
-    return unsupported(name, core::quote(a, '\'', 0), "gelu_new, gelu, gelu_pytorch_tanh, relu");
-  }
-
- private:
-  const json& j_;
-  io::JsonFields rd_;
-};
+using Fields = HfFields;
 
 // GPT-2 and BERT alike: a token table and learned positions, all loaded from the checkpoint (no seeded rows).
 void checkpoint_embedding(ModelDescription& m, int vocab, int positions) {
@@ -69,13 +30,6 @@ void checkpoint_embedding(ModelDescription& m, int vocab, int positions) {
   m.embedding.positional = PositionalKind::kLearned;
   m.embedding.max_positions = positions;
 }
-
-#define HF_TRY_SET(var, expr)          \
-  do {                                 \
-    auto r_ = (expr);                  \
-    if (!r_.ok()) return r_.status();  \
-    var = r_.value();                  \
-  } while (0)
 
 
 core::Result<HfConfig> gpt2(const Fields& f, const char* op) {
@@ -155,7 +109,6 @@ core::Result<HfConfig> bert(const Fields& f, const char* op) {
   return c;
 }
 
-#undef HF_TRY_SET  // file-local: the unity build (CMAKE_UNITY_BUILD) appends other files after this one
 
 }  // namespace
 
@@ -178,9 +131,13 @@ core::Result<HfConfig> describe_hf(std::string_view config_json, const char* op)
   if (!type.ok()) return type.status();
   if (type.value() == "gpt2") return gpt2(f, op);
   if (type.value() == "bert") return bert(f, op);
-  if (type.value().empty()) return core::invalid_error(op, "config", "config.model_type is required ('gpt2' or 'bert')");
-  return core::invalid_error(
-      op, "config", "config.model_type " + core::quote(type.value(), '\'', 0) + " is not supported (gpt2, bert)");
+  if (is_decoder_model_type(type.value())) return describe_decoder_hf(f, type.value(), op);
+  constexpr const char* kTypes = "gpt2, bert, llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, phi3";
+  if (type.value().empty()) {
+    return core::invalid_error(op, "config", std::string("config.model_type is required (") + kTypes + ")");
+  }
+  return core::invalid_error(op, "config",
+                             "config.model_type " + core::quote(type.value(), '\'', 0) + " is not supported (" + kTypes + ")");
 }
 
 }  // namespace attnscope::model

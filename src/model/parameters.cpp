@@ -57,15 +57,57 @@ core::Result<Parameters> Parameters::declare(const ModelDescription& m, Init ini
         for (const char* w : {"wq", "wk", "wv", "wo"}) p.declare_one(a + w, {d, d}, init_weights);
         for (const char* w : {"bq", "bk", "bv", "bo"}) p.declare_one(a + w, {d}, bias);
       };
-      attn(b.prefix + "self_attn.");
+      const bool rms = b.norm != NormKind::kLayerNorm;  // a decoder checkpoint's block (AttentionSettings)
+      const std::string sa = b.prefix + "self_attn.";
+      if (rms) {
+        const AttentionSettings& t = b.attn;
+        const int hd = t.head_dim > 0 ? t.head_dim : d / m.num_heads, qd = m.num_heads * hd;
+        const int kvd = (t.kv_heads > 0 ? t.kv_heads : m.num_heads) * hd;
+        p.declare_one(sa + "wq", {d, qd}, init_weights);
+        p.declare_one(sa + "wk", {d, kvd}, init_weights);
+        p.declare_one(sa + "wv", {d, kvd}, init_weights);
+        p.declare_one(sa + "wo", {qd, d}, init_weights);
+        if (t.qkv_bias) {
+          p.declare_one(sa + "bq", {qd}, bias);
+          p.declare_one(sa + "bk", {kvd}, bias);
+          p.declare_one(sa + "bv", {kvd}, bias);
+        }
+        if (t.out_bias) p.declare_one(sa + "bo", {d}, bias);
+        if (t.has_qk_norm) {
+          p.declare_one(sa + "q_norm.weight", {hd}, gamma);
+          p.declare_one(sa + "k_norm.weight", {hd}, gamma);
+        }
+      } else {
+        attn(sa);
+      }
       if (b.cross) attn(b.prefix + "cross_attn.");
       p.declare_one(b.prefix + "linear1.weight", {d, f}, init_weights);
-      p.declare_one(b.prefix + "linear1.bias", {f}, bias);
       p.declare_one(b.prefix + "linear2.weight", {f, d}, init_weights);
-      p.declare_one(b.prefix + "linear2.bias", {d}, bias);
-      for (int k = 1; k <= (b.cross ? 3 : 2); ++k) norm(b.prefix + "norm" + std::to_string(k) + ".");
+      if (b.ff.bias) {
+        p.declare_one(b.prefix + "linear1.bias", {f}, bias);
+        p.declare_one(b.prefix + "linear2.bias", {d}, bias);
+      }
+      if (b.ff.gated) {
+        p.declare_one(b.prefix + "linear3.weight", {d, f}, init_weights);
+        if (b.ff.bias) p.declare_one(b.prefix + "linear3.bias", {f}, bias);
+      }
+      for (int k = 1; k <= (b.cross ? 3 : 2); ++k) {
+        if (rms) {
+          p.declare_one(b.prefix + "norm" + std::to_string(k) + ".weight", {d}, gamma);
+        } else {
+          norm(b.prefix + "norm" + std::to_string(k) + ".");
+        }
+      }
+      if (b.post_norms) {
+        p.declare_one(b.prefix + "post_attn_norm.weight", {d}, gamma);
+        p.declare_one(b.prefix + "post_ff_norm.weight", {d}, gamma);
+      }
     }
-    if (s.final_norm) norm(s.name + ".norm.");
+    if (s.final_norm && s.final_norm_kind != NormKind::kLayerNorm) {
+      p.declare_one(s.name + ".norm.weight", {d}, gamma);
+    } else if (s.final_norm) {
+      norm(s.name + ".norm.");
+    }
   };
   if (m.has_source) stack(m.source);
   stack(m.main);

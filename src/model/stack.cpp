@@ -81,6 +81,11 @@ core::Status run_stack(const StackArgs& a, SideTrace& side, const SideTrace* mem
       b.keep_trace = full && a.caches == nullptr;
       b.norm_stats = b.keep_trace;
       if (a.caches != nullptr) b.cache = &(*a.caches)[li];
+      // decoder checkpoints (description.h's AttentionSettings and friends)
+      if (spec.attn.rope || spec.norm != NormKind::kLayerNorm) b.attn = &spec.attn;
+      b.norm_kind = spec.norm;
+      b.ff = spec.ff;
+      b.post_norms = spec.post_norms;
       BlockOutput o = run_block(b);
       if (o.overflowed != nullptr) return layer_failed(a, li);
       t.has_cross = spec.cross;
@@ -89,8 +94,9 @@ core::Status run_stack(const StackArgs& a, SideTrace& side, const SideTrace* mem
         if (spec.cross) keep_attention(t.cross, o.cross_attn, full);
       }
       if (full) {
-        t.attention.scale = mha_scale(head_dim);
-        fill_attention_details(t.attention, m.num_heads, n, n, head_dim);
+        const int hd = spec.attn.head_dim > 0 ? spec.attn.head_dim : head_dim;
+        t.attention.scale = spec.attn.scale > 0.0 ? static_cast<double>(static_cast<float>(spec.attn.scale)) : mha_scale(hd);
+        fill_attention_details(t.attention, m.num_heads, n, n, hd);
         if (spec.cross) {
           t.cross.scale = t.attention.scale;
           fill_attention_details(t.cross, m.num_heads, n, memory->n, head_dim);
@@ -113,7 +119,7 @@ core::Status run_stack(const StackArgs& a, SideTrace& side, const SideTrace* mem
   }
   if (a.spec->final_norm) {
     side.last_layer_output = x;
-    x = layer_norm(x, n, d, a.w->final_norm, a.spec->final_norm_eps);
+    x = normalize(x, n, d, a.w->final_norm, a.spec->final_norm_eps, a.spec->final_norm_kind);
   }
   side.output = std::move(x);
   return core::Status::Ok();

@@ -78,7 +78,9 @@ core::Result<tokenizers::Tokenization> TextEncoder::encode(std::string_view text
       return std::move(r).value();
     }
     case Kind::kHf: {
-      auto r = hf_->encode(text);
+      // decoder checkpoints: ids as Tokenizer.from_file("tokenizer.json").encode(text).ids, special tokens added as
+      // the file's post_processor says (API.md "Modern decoder checkpoints": Llama 3's BOS)
+      auto r = post_processor_ ? hf_->encode_with_post_processor(text) : hf_->encode(text);
       if (!r.ok()) return core::readdress(r.status(), op, what);
       tk = std::move(r).value();
       for (std::size_t i = 0; i < tk.ids.size(); ++i) tk.tokens[i] = hf_->token_text(tk.ids[i]);

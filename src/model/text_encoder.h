@@ -57,6 +57,9 @@ class TextEncoder {
   ~TextEncoder();
 
   Kind kind() const { return kind_; }
+  // A decoder checkpoint's tokenizer (Llama, Qwen, Gemma, ...): run() and generate() read the ids the file's
+  // post-processor gives (its BOS template), through encode_for_model() in text_encoder.cpp.
+  void use_post_processor() { post_processor_ = true; }
   bool fixed_vocabulary() const { return kind_ != Kind::kWord && kind_ != Kind::kChar; }
   // UTF-8 text to tokens, UTF-16 offsets and ids. `what` names the argument in errors ("text", "source").
   core::Result<tokenizers::Tokenization> encode(std::string_view text, RunVocab& vocab, const char* op,
@@ -71,6 +74,7 @@ class TextEncoder {
 
  private:
   Kind kind_ = Kind::kWord;
+  bool post_processor_ = false;
   std::unique_ptr<tokenizers::BpeTokenizer> bpe_;
   std::unique_ptr<tokenizers::HfTokenizer> hf_;
   std::vector<std::string> vocab_;                        // kCharVocab

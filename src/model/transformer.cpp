@@ -88,7 +88,7 @@ core::Result<std::unique_ptr<Transformer>> Transformer::create(ModelConfig c) {
     }
     user.by_id[id] = std::move(row);
   }
-  ModelOptions opt{c.seed, c.top_k, c.max_tokens};
+  ModelOptions opt{c.seed, c.top_k, c.max_tokens, {}};
   std::unique_ptr<Transformer> t(new Transformer(std::move(m), std::move(enc), std::move(params), opt));
   t->user_ = std::move(user);
   c.embeddings.clear();
@@ -123,11 +123,16 @@ void Transformer::bind_weights() {
         bw.self_attn = mha(b.prefix + "self_attn.");
         if (b.cross) bw.cross_attn = mha(b.prefix + "cross_attn.");
         bw.ff = FeedForwardWeights{params_[b.prefix + "linear1.weight"], params_[b.prefix + "linear1.bias"],
-                                   params_[b.prefix + "linear2.weight"], params_[b.prefix + "linear2.bias"]};
+                                   params_[b.prefix + "linear2.weight"], params_[b.prefix + "linear2.bias"],
+                                   params_[b.prefix + "linear3.weight"], params_[b.prefix + "linear3.bias"]};
         for (int k = 0; k < (b.cross ? 3 : 2); ++k) {
           const std::string p = b.prefix + "norm" + std::to_string(k + 1) + ".";
           bw.norm[k] = NormWeights{params_[p + "weight"], params_[p + "bias"]};
         }
+        bw.post[0] = NormWeights{params_[b.prefix + "post_attn_norm.weight"], {}};
+        bw.post[1] = NormWeights{params_[b.prefix + "post_ff_norm.weight"], {}};
+        bw.q_norm = params_[b.prefix + "self_attn.q_norm.weight"];
+        bw.k_norm = params_[b.prefix + "self_attn.k_norm.weight"];
       }
       w.blocks.push_back(bw);
     }
@@ -162,9 +167,9 @@ void Transformer::logit_lens(const EmbedArgs& ea, const RunVocab& vocab, int k, 
   const auto D = static_cast<std::size_t>(d);
   for (LayerTrace& layer : side.layers) {
     // the final norm (GPT-2's ln_f) where the stack has one, as `next` reads the last block through it
-    const std::vector<float> h = m_.main.final_norm
-                                     ? layer_norm(layer.output, n, d, main_w_.final_norm, m_.main.final_norm_eps)
-                                     : layer.output;
+    const std::vector<float> h = m_.main.final_norm ? normalize(layer.output, n, d, main_w_.final_norm,
+                                                                m_.main.final_norm_eps, m_.main.final_norm_kind)
+                                                    : layer.output;
     layer.lens_ids.clear();
     layer.lens_probs.clear();
     for (int p = 0; p < n; ++p) {

@@ -36,6 +36,9 @@ struct ModelOptions {
   std::uint64_t seed = 42;  // seeded parameters and token rows
   int top_k = 5;            // default size of `next` / mask predictions
   int max_tokens = 1024;    // the longest text
+  // generate stops at any of these (a decoder checkpoint's config or generation_config eos_token_id, an id or a
+  // list); empty: the tokenizer's end token
+  std::vector<std::int32_t> end_ids;
 };
 
 struct Generation {

@@ -1,6 +1,8 @@
 // activations.cpp: element-wise wrappers over kernels::active_kernels(). Layer: ops.
 #include "ops/activations.h"
 
+#include <cmath>
+
 #include "kernels/kernels.h"
 
 namespace attnscope::ops {
@@ -14,11 +16,15 @@ void gelu_tanh(std::span<const float> x, std::span<float> out) {
   tanh(u, u);
   for (std::size_t i = 0; i < x.size(); ++i) out[i] = 0.5f * x[i] * (1.0f + u[i]);
 }
+void silu(std::span<const float> x, std::span<float> out) {
+  for (std::size_t i = 0; i < x.size(); ++i) out[i] = static_cast<float>(x[i] / (1.0 + std::exp(-static_cast<double>(x[i]))));
+}
 void activate(Activation a, std::span<float> x) {
   switch (a) {
     case Activation::kRelu: relu(x, x); return;
     case Activation::kGelu: gelu(x, x); return;
     case Activation::kGeluTanh: gelu_tanh(x, x); return;
+    case Activation::kSilu: silu(x, x); return;
   }
 }
 void tanh(std::span<const float> x, std::span<float> out) { kernels::active_kernels().tanh(x.size(), x.data(), out.data()); }

@@ -10,7 +10,9 @@ namespace attnscope::ops {
 
 // The feed-forward activations of the transformer layers: JS 'relu' | 'gelu' (exact, erf) | 'gelu-tanh'
 // (the tanh approximation, Hugging Face's gelu_new / gelu_pytorch_tanh, torch's approximate='tanh').
-enum class Activation { kRelu, kGelu, kGeluTanh };
+// kSilu (x · sigmoid(x)) is the gate of the decoder checkpoints' gated MLPs (Llama's hidden_act 'silu'); createModel
+// does not offer it.
+enum class Activation { kRelu, kGelu, kGeluTanh, kSilu };
 
 // out[i] = max(x[i], 0)
 void relu(std::span<const float> x, std::span<float> out);
@@ -18,6 +20,8 @@ void relu(std::span<const float> x, std::span<float> out);
 void gelu(std::span<const float> x, std::span<float> out);
 // out[i] = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), in float32 as torch computes it; in place allowed.
 void gelu_tanh(std::span<const float> x, std::span<float> out);
+// out[i] = x[i] / (1 + exp(-x[i])): SiLU (torch.nn.functional.silu); in place allowed.
+void silu(std::span<const float> x, std::span<float> out);
 // The activation `a` over x, in place.
 void activate(Activation a, std::span<float> x);
 // out[i] = tanh(x[i])

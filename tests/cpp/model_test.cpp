@@ -63,7 +63,7 @@ struct LayerData {
         g1(random_vec(d, s + 24, 0.2f, 1.0f)), be1(random_vec(d, s + 25, 0.2f)),
         g2(random_vec(d, s + 26, 0.2f, 1.0f)), be2(random_vec(d, s + 27, 0.2f)),
         g3(random_vec(d, s + 28, 0.2f, 1.0f)), be3(random_vec(d, s + 29, 0.2f)) {}
-  md::FeedForwardWeights ff() const { return {w1, b1, w2, b2}; }
+  md::FeedForwardWeights ff() const { return {w1, b1, w2, b2, {}, {}}; }
   ref::LayerParams params() const {
     ref::LayerParams p;
     p.attn = self.params();

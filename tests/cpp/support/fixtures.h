@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -25,6 +26,18 @@ inline constexpr const char* kFixtureHint =
     "HINT: regenerate the fixtures with `/usr/bin/python3 tests/fixtures/generate.py` (needs python3-torch)";
 
 inline std::string fixtures_dir() { return ATTNSCOPE_FIXTURES_DIR; }
+
+// A file's whole contents (checkpoint fixtures: config.json, tokenizer.json, model.safetensors).
+inline std::string read_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  INFO(path);
+  REQUIRE(f.good());
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+inline std::vector<std::uint8_t> read_bytes(const std::string& path) {
+  const std::string s = read_text(path);
+  return std::vector<std::uint8_t>(s.begin(), s.end());
+}
 
 inline json read_json(const std::string& path) {
   std::ifstream in(path);
