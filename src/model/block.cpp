@@ -161,6 +161,7 @@ attention::MhaOutput attend_decoder(const BlockArgs& a, std::span<const float> i
   m.w = w;
   m.mask = mask;
   m.keep_trace = a.keep_trace;
+  m.head_keep = a.head_keep;  // run option ablate: per query head
   attention::MhaOutput out = attention::detail::attend_projected(q, keys, values, m);
   if (a.keep_trace) {
     // the trace's q/k/v per query head (k and v repeated to nh heads, as repeat_kv gives them)

@@ -279,6 +279,12 @@ bool gpt2_layout(const TokenizerJson& t) {
     const auto it = t.model().find(name);
     if (it != t.model().end() && it->is_boolean() && it->get<bool>()) return false;
   }
+  // a post-processor that adds tokens (TemplateProcessing's BOS) needs the pipeline; GPT-2's ByteLevel one adds none
+  const auto post = t.file.root.find("post_processor");
+  if (post != t.file.root.end() && !post->is_null()) {
+    const auto type = post->find("type");
+    if (type == post->end() || !type->is_string() || type->get<std::string>() != "ByteLevel") return false;
+  }
   return true;
 }
 

@@ -89,3 +89,52 @@ test('loadPretrained: shards in any order, generationConfig, errors naming field
     again.delete();
   }
 });
+
+test('decoder checkpoints: BOS from tokenizer.json\'s post-processor; ablate and lens on GQA + RMSNorm models', async () => {
+  const name = 'llama-f32-untied-gqa-llama3';
+  const plainTok = JSON.parse(text(`${name}/tokenizer.json`));
+  // Llama 3's layout: a TemplateProcessing post-processor that puts BOS ('<s>', id 256 here) before the text
+  const withBos = {
+    ...plainTok,
+    post_processor: {
+      type: 'TemplateProcessing',
+      single: [{ SpecialToken: { id: '<s>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
+      pair: [{ SpecialToken: { id: '<s>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { Sequence: { id: 'B', type_id: 1 } }],
+      special_tokens: { '<s>': { id: '<s>', ids: [256], tokens: ['<s>'] } },
+    },
+  };
+  const plain = await as.loadPretrained(files(name));
+  const bos = await as.loadPretrained({ ...files(name), tokenizer: JSON.stringify(withBos) });
+  try {
+    const t = 'the cat sat';
+    const a = bos.run(t);
+    const typed = plain.run(`<s>${t}`); // the added token typed in the text: the same ids, so the same forward
+    assert.equal(a.ids[0], 256);
+    assert.deepEqual(Array.from(a.ids), Array.from(typed.ids));
+    assert.deepEqual(Array.from(a.ids.subarray(1)), Array.from(plain.run(t).ids));
+    assert.deepEqual(a.output, typed.output);
+    assert.deepEqual(Array.from(a.next.ids), Array.from(typed.next.ids));
+
+    // ablate: 4 query heads share 2 K/V heads; knocking out query head 1 of layer 1 zeroes its weights only
+    const r = plain.run(t);
+    const off = plain.run(t, { ablate: [{ layer: 1, head: 1 }] });
+    const n = r.n;
+    const head = (w, h) => w.subarray(h * n * n, (h + 1) * n * n);
+    assert.ok(head(off.layers[1].attention.weights, 1).every((x) => x === 0));
+    for (const h of [0, 2, 3]) assert.deepEqual(head(off.layers[1].attention.weights, h), head(r.layers[1].attention.weights, h));
+    assert.deepEqual(off.layers[0].output, r.layers[0].output);
+    assert.notDeepEqual(off.layers[1].output, r.layers[1].output);
+    assert.throws(() => plain.run(t, { ablate: [{ layer: 0, head: 4 }] }), { name: 'RangeError', message: 'run: ablate[0].head (4) must be an integer from 0 to 3 (layer 0 has 4 heads)' });
+
+    // lens through the model's RMSNorm: the last layer's last row is next, exactly
+    const k = 3;
+    const lens = plain.run(t, { lens: k });
+    const last = lens.layers.at(-1).lens;
+    const next = plain.run(t, { topK: k }).next;
+    assert.deepEqual(Array.from(last.ids.subarray((n - 1) * k)), Array.from(next.ids));
+    assert.deepEqual(Array.from(last.probs.subarray((n - 1) * k)), Array.from(next.probs));
+  } finally {
+    plain.delete();
+    bos.delete();
+  }
+});
