@@ -449,8 +449,16 @@ TEST_CASE("HfTokenizer: malformed or unsupported tokenizer.json is an error nami
         "loadPretrained: tokenizer.model.merges[1] repeats the merge \"Ġ t\" of tokenizer.model.merges[0]");
   CHECK(json_error(bpe_with(R"("merges":[["Ġ","t"])", R"("merges":[["Ġ","xqzv"])")) ==
         "loadPretrained: tokenizer.model.merges[0]: token \"xqzv\" is not in the vocab");
-  CHECK(json_error(bpe_with(R"("add_prefix_space":false)", R"("add_prefix_space":true)")) ==
-        "loadPretrained: tokenizer.pre_tokenizer.add_prefix_space true is not supported (false)");
+  {  // add_prefix_space true (read by the tokenizer.json pipeline since issue 25) is Hugging Face's ByteLevel prefix
+     // space: "Hello" encodes as " Hello" does without it
+    auto spaced = HfTokenizer::from_json(bpe_with(R"("add_prefix_space":false)", R"("add_prefix_space":true)"),
+                                         "loadPretrained", "tokenizer");
+    auto plain = HfTokenizer::from_json(gpt2, "loadPretrained", "tokenizer");
+    REQUIRE(spaced.ok());
+    REQUIRE(plain.ok());
+    CHECK(spaced.value()->encode("Hello world").value().ids == plain.value()->encode(" Hello world").value().ids);
+    CHECK(spaced.value()->encode("Hello world").value().ids != plain.value()->encode("Hello world").value().ids);
+  }
   CHECK(json_error(bpe_with(R"("dropout":null)", R"("dropout":0.1)")) ==
         "loadPretrained: tokenizer.model.dropout 0.1 is not supported (null)");
   CHECK(json_error(bpe_with(R"("content":"<|endoftext|>")", R"("content":"hello")")) ==
