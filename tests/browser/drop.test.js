@@ -154,9 +154,9 @@ function cases() {
       names: 'config.json', phrase: /config is not valid JSON/,
     },
     {
-      what: 'a config of another model type (llama)',
-      files: [fixture('bad', 'config-llama.json', 'config.json'), good('model.safetensors'), good('tokenizer.json')],
-      names: 'config.json', phrase: /model_type 'llama' is not supported/,
+      what: 'a config of a model type attnscope does not read (falcon)',
+      files: [fixture('bad', 'config-falcon.json', 'config.json'), good('model.safetensors'), good('tokenizer.json')],
+      names: 'config.json', phrase: /model_type 'falcon' is not supported/,
     },
     {
       what: 'a truncated model.safetensors (data cut)',

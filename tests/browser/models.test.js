@@ -83,8 +83,8 @@ test('models: a BERT checkpoint from chosen files shows every head and the [MASK
   assert.equal(await page.evaluate(() => window.__attnscope.runs), runs, 'no new run: the previous model is still shown');
   assert.deepEqual(await page.evaluate(() => window.__attnscope.trace.tokens), ref.tokens);
   // a config of another kind names config.json; the model still answers a new text
-  await choose(page, [file('bad', 'config-llama.json', 'config.json'), file('bert-mlm-f16', 'model.safetensors'), file('bert-mlm-f16', 'tokenizer.json')]);
-  assert.match(await page.textContent('#ckpt-msg'), /^config\.json: config\.model_type 'llama' is not supported \(gpt2, bert\)/);
+  await choose(page, [file('bad', 'config-falcon.json', 'config.json'), file('bert-mlm-f16', 'model.safetensors'), file('bert-mlm-f16', 'tokenizer.json')]);
+  assert.match(await page.textContent('#ckpt-msg'), /^config\.json: config\.model_type 'falcon' is not supported \(gpt2, bert, llama, /);
   const r2 = await page.evaluate(() => window.__attnscope.runs);
   await page.fill('#text', exp.texts[1].text);
   await settled(page, r2);

@@ -103,7 +103,7 @@ test('loadPretrained: GPT-2 and BERT fixtures match PyTorch (attentions, hidden 
 test('loadPretrained: errors name the function, argument, field or tensor; the module keeps working', async () => {
   const name = 'bert-model-f32';
   const good = { config: text(`${name}/config.json`), weights: read(`${name}/model.safetensors`), tokenizer: text(`${name}/tokenizer.json`) };
-  const falcon = JSON.stringify({ ...JSON.parse(text('bad/config-llama.json')), model_type: 'falcon' });
+  const falcon = text('bad/config-falcon.json');
   await throwsExactly(() => as.loadPretrained({ ...good, config: falcon }), Error,
     "loadPretrained: config.model_type 'falcon' is not supported (gpt2, bert, llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, phi3)");
   await throwsExactly(() => as.loadPretrained({ ...good, config: text('bad/gpt2-config-scale-attn-by-inverse-layer-idx.json') }), Error,

@@ -131,7 +131,7 @@ const badConfig = () => pick([
   () => text('gpt2-lmhead-f32/config.json').slice(0, int(300)),
   () => new TextDecoder().decode(randomBytes(int(200))),
   () => text('bert-model-f32/config.json'),
-  () => text(pick(['bad/config-llama.json', 'bad/gpt2-config-activation-silu.json', 'bad/gpt2-config-scale-attn-by-inverse-layer-idx.json'])),
+  () => text(pick(['bad/config-falcon.json', 'bad/gpt2-config-activation-silu.json', 'bad/gpt2-config-scale-attn-by-inverse-layer-idx.json'])),
   () => ({ ...JSON.parse(GOOD.config), [pick(['n_embd', 'n_head', 'n_layer', 'vocab_size', 'n_positions'])]: pick([...BAD_NUMBERS, 0, '8', null]) }),
   () => ({ ...JSON.parse(GOOD.config), model_type: pick(['llama', '', 7, null]) }),
   () => ({ ...JSON.parse(GOOD.config), n_embd: 9 }),
