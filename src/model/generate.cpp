@@ -57,6 +57,7 @@ core::Result<Generation> Transformer::generate(std::string_view input, int max_n
     if (!side.ok()) return side.status();
     step.ids = std::move(side.value().ids);
   }
+  const std::vector<std::int32_t> prompt = step.ids;
   std::vector<KvCache> caches(m_.main.blocks.size());
   Generation g;
   int position = 0;
@@ -81,6 +82,14 @@ core::Result<Generation> Transformer::generate(std::string_view input, int max_n
   }
   for (const std::int32_t id : g.ids) g.tokens.push_back(enc_.token_text(id, vocab));
   g.text = enc_.decode(g.ids);
+  if (enc_.post_processor() && !m_.has_source) {
+    // decoder checkpoints (API.md): decode(prompt + new) minus decode(prompt), so that a SentencePiece model's
+    // leading space ("▁world" after "Hello") is kept, which decoding the new ids alone would strip
+    std::vector<std::int32_t> all = prompt;
+    all.insert(all.end(), g.ids.begin(), g.ids.end());
+    const std::string whole = enc_.decode(all), head = enc_.decode(prompt);
+    if (whole.compare(0, head.size(), head) == 0) g.text = whole.substr(head.size());
+  }
   return g;
 }
 

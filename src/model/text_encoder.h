@@ -58,8 +58,9 @@ class TextEncoder {
 
   Kind kind() const { return kind_; }
   // A decoder checkpoint's tokenizer (Llama, Qwen, Gemma, ...): run() and generate() read the ids the file's
-  // post-processor gives (its BOS template), through encode_for_model() in text_encoder.cpp.
+  // post-processor gives (its BOS template), and generate()'s text is decode(prompt + new) minus decode(prompt).
   void use_post_processor() { post_processor_ = true; }
+  bool post_processor() const { return post_processor_; }
   bool fixed_vocabulary() const { return kind_ != Kind::kWord && kind_ != Kind::kChar; }
   // UTF-8 text to tokens, UTF-16 offsets and ids. `what` names the argument in errors ("text", "source").
   core::Result<tokenizers::Tokenization> encode(std::string_view text, RunVocab& vocab, const char* op,

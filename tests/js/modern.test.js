@@ -138,3 +138,41 @@ test('decoder checkpoints: BOS from tokenizer.json\'s post-processor; ablate and
     bos.delete();
   }
 });
+
+test('generate: a SentencePiece-style (Llama 2 layout) tokenizer keeps the new text\'s leading space: decode(prompt + new) − decode(prompt)', async () => {
+  const name = 'llama-f32-untied-gqa-llama3'; // vocab_size 258, bos 256
+  const letters = 'abcdefghijklmnopqrstuvwxyz'.split('');
+  const tokens = ['<unk>', ...letters, ...letters.map((c) => `▁${c}`), '▁'];
+  for (const a of letters) for (const b of letters) if (tokens.length < 256) tokens.push(`▁${a}${b}`);
+  tokens.push('<s>', '</s>');
+  const vocab = Object.fromEntries(tokens.map((t, i) => [t, i]));
+  const special = (id, content) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true });
+  const tokenizer = JSON.stringify({
+    version: '1.0', truncation: null, padding: null,
+    added_tokens: [special(0, '<unk>'), special(256, '<s>'), special(257, '</s>')],
+    normalizer: { type: 'Sequence', normalizers: [{ type: 'Prepend', prepend: '▁' }, { type: 'Replace', pattern: { String: ' ' }, content: '▁' }] },
+    pre_tokenizer: null,
+    post_processor: {
+      type: 'TemplateProcessing',
+      single: [{ SpecialToken: { id: '<s>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }],
+      pair: [{ SpecialToken: { id: '<s>', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { Sequence: { id: 'B', type_id: 1 } }],
+      special_tokens: { '<s>': { id: '<s>', ids: [256], tokens: ['<s>'] } },
+    },
+    decoder: { type: 'Sequence', decoders: [{ type: 'Replace', pattern: { String: '▁' }, content: ' ' }, { type: 'ByteFallback' }, { type: 'Fuse' }, { type: 'Strip', content: ' ', start: 1, stop: 0 }] },
+    model: { type: 'BPE', dropout: null, unk_token: '<unk>', continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: true, byte_fallback: false, ignore_merges: false, vocab, merges: [] },
+  });
+  const tok = as.loadTokenizer(tokenizer);
+  const model = await as.loadPretrained({ ...files(name), tokenizer });
+  try {
+    for (const prompt of ['the cat', 'a', 'hello world']) {
+      const ids = Array.from(tok.encode(prompt).ids);
+      assert.equal(ids[0], 256);
+      const g = model.generate(prompt, { maxNewTokens: 6 });
+      const want = tok.decode([...ids, ...g.ids]).slice(tok.decode(ids).length);
+      assert.equal(g.text, want, `${prompt}: ${JSON.stringify(g.tokens)}`);
+    }
+  } finally {
+    model.delete();
+    tok.delete();
+  }
+});
