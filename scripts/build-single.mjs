@@ -242,12 +242,6 @@ export async function buildSingle(site, entry, out, links = {}) {
   // scripts and stylesheets, in document order; the tags are dropped here and inlined below
   for (const m of [...html.matchAll(/<script\b[^>]*\bsrc\s*=[^>]*>\s*<\/script>/gi)]) {
     const src = attr(m[0], 'src');
-    // a script loaded early only to start sooner (web/boot.js), which the page's own script bundles anyway: the
-    // single file's one inline script is enough
-    if (/\sdata-head-start\b/i.test(m[0])) {
-      html = html.replace(m[0], '');
-      continue;
-    }
     if (attr(m[0], 'type') !== 'module') throw new Error(`build-single: ${entry}: <script src="${src}"> must be type="module"`);
     scripts.push(await bundle(site, path.resolve(dir, src), 'esm', workers));
     html = html.replace(m[0], '');

@@ -6,11 +6,6 @@
 // (~0.15 s on a cold load) the worker's thread began only after it, while the first trace waits on the worker
 // alone (its fetches, compile and run) and the main thread then sat idle. What the worker sends before app.js
 // listens is kept and handed over. startWorker() starts a fresh one when the first has died (web/compute.js).
-//
-// index.html also loads this file on its own, as a module script before app.js: the browser fetches it beside
-// app.js and runs it as soon as the document is parsed, so the worker starts before app.js (190 kB) has arrived
-// and compiled rather than after. The two copies (this file and the one bundled into app.js) share one start
-// through a global: whichever runs first starts the worker, the other finds it.
 const MAX_WAIT = 300;
 
 /** A new compute worker (the single-file page maps this URL to its embedded worker: scripts/build-single.mjs). */
@@ -29,17 +24,12 @@ export function describeWorkerError(e, started) {
     : 'its script web/worker.js was refused or not found (the host must send .js as text/javascript; a Content Security Policy must allow it in worker-src)';
 }
 
-function start() {
-  const worker = startWorker();
-  const early = [];
-  const keep = (e) => early.push(e);
-  worker.addEventListener('message', keep);
-  worker.addEventListener('error', keep);
-  return { worker, early, keep, started: waitStarted(worker) };
-}
-
-// Resolves once the worker has said 'started' (or failed), at most MAX_WAIT ms after it was created.
-const waitStarted = (worker) => new Promise((resolve) => {
+const worker = startWorker();
+const early = [];
+const keep = (e) => early.push(e);
+worker.addEventListener('message', keep);
+worker.addEventListener('error', keep);
+await new Promise((resolve) => {
   const done = () => {
     worker.removeEventListener('message', on);
     worker.removeEventListener('error', on);
@@ -53,10 +43,6 @@ const waitStarted = (worker) => new Promise((resolve) => {
   worker.addEventListener('error', on);
   const timer = setTimeout(done, MAX_WAIT);
 });
-
-const boot = (globalThis.__attnscopeBoot ??= start());
-const { worker, early, keep } = boot;
-await boot.started;
 
 /** The worker, its messages going to `onMessage` and its errors to `onError`, with every event so far replayed in order. */
 export function takeWorker(onMessage, onError) {
