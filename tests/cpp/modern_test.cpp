@@ -32,15 +32,10 @@ using attnscope::model::NormKind;
 using attnscope::model::NormWeights;
 using attnscope::ops::RopeSpec;
 using attnscope::ops::RopeType;
+using attnscope::test::max_abs_error;
 using nlohmann::json;
 
 namespace {
-
-double max_abs_error(const std::vector<float>& got, const std::vector<double>& want) {
-  double m = 0.0;
-  for (std::size_t i = 0; i < got.size() && i < want.size(); ++i) m = std::max(m, std::abs(got[i] - want[i]));
-  return m;
-}
 
 }  // namespace
 

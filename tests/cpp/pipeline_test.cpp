@@ -17,6 +17,7 @@
 #include "model/transformer.h"
 #include "support/compare.h"
 
+using attnscope::test::max_abs_error;
 using attnscope::model::Architecture;
 using attnscope::model::FirstAttention;
 using attnscope::model::ModelConfig;
@@ -97,12 +98,6 @@ bool same(const RunTrace& a, const RunTrace& b) {
 }
 
 std::vector<float> floats(const nlohmann::json& j) { return j.get<std::vector<float>>(); }
-
-double max_abs(const std::vector<float>& got, const std::vector<float>& want) {
-  double m = 0.0;
-  for (std::size_t i = 0; i < got.size() && i < want.size(); ++i) m = std::max(m, std::fabs(double(got[i]) - want[i]));
-  return m;
-}
 
 }  // namespace
 
@@ -324,10 +319,10 @@ TEST_CASE("pipeline: PyTorch fixtures, every layer output and attention weight",
         const std::string at = std::string(name) + " " + what + " layer " + std::to_string(i);
         attnscope::test::check_close(L.output, floats(E["output"]), atol, rtol, at + " output");
         attnscope::test::check_close(L.attention.weights, floats(E["weights"]), atol, rtol, at + " weights");
-        worst = std::max({worst, max_abs(L.output, floats(E["output"])), max_abs(L.attention.weights, floats(E["weights"]))});
+        worst = std::max({worst, max_abs_error(L.output, floats(E["output"])), max_abs_error(L.attention.weights, floats(E["weights"]))});
         if (E.contains("crossWeights")) {
           attnscope::test::check_close(L.cross.weights, floats(E["crossWeights"]), atol, rtol, at + " cross weights");
-          worst = std::max(worst, max_abs(L.cross.weights, floats(E["crossWeights"])));
+          worst = std::max(worst, max_abs_error(L.cross.weights, floats(E["crossWeights"])));
         }
         // every intermediate of the trace vs the float64 recomputation of the layer's forward
         const std::vector<std::pair<const char*, const std::vector<float>*>> parts = {
@@ -345,7 +340,7 @@ TEST_CASE("pipeline: PyTorch fixtures, every layer output and attention weight",
           const std::vector<float> want = floats(E[key]);
           REQUIRE(got->size() == want.size());
           attnscope::test::check_close(*got, want, atol, rtol, at + " " + key);
-          worst_inter = std::max(worst_inter, max_abs(*got, want));
+          worst_inter = std::max(worst_inter, max_abs_error(*got, want));
         }
         CHECK(seen == (L.has_cross ? 10 : 7));
         CHECK(L.attention.scale == Approx(E["scale"].get<double>()).epsilon(1e-7));
@@ -377,10 +372,10 @@ TEST_CASE("pipeline: PyTorch fixtures, every layer output and attention weight",
         const std::string at = std::string(name) + " padded " + what + " layer " + std::to_string(i);
         attnscope::test::check_close(L.output, floats(E["output"]), atol, rtol, at + " output");
         attnscope::test::check_close(L.attention.weights, floats(E["weights"]), atol, rtol, at + " weights");
-        worst_pad = std::max({worst_pad, max_abs(L.output, floats(E["output"])), max_abs(L.attention.weights, floats(E["weights"]))});
+        worst_pad = std::max({worst_pad, max_abs_error(L.output, floats(E["output"])), max_abs_error(L.attention.weights, floats(E["weights"]))});
         if (E.contains("crossWeights")) {
           attnscope::test::check_close(L.cross.weights, floats(E["crossWeights"]), atol, rtol, at + " cross weights");
-          worst_pad = std::max(worst_pad, max_abs(L.cross.weights, floats(E["crossWeights"])));
+          worst_pad = std::max(worst_pad, max_abs_error(L.cross.weights, floats(E["crossWeights"])));
         }
       }
       attnscope::test::check_close(side.output, floats(e["output"]), atol, rtol, what + " padded output");

@@ -7,6 +7,7 @@
 
 #include <catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <sstream>
@@ -92,6 +93,16 @@ inline void check_close(const std::vector<float>& got, const std::vector<double>
 inline void check_close(const std::vector<float>& got, const std::vector<float>& want, double atol, double rtol,
                         const std::string& what) {
   check_close(got, want, atol, rtol, what.c_str());
+}
+
+// The largest |got[i] - want[i]| over the common length (the figure a test prints beside its check).
+template <class Want>
+double max_abs_error(const std::vector<float>& got, const std::vector<Want>& want) {
+  double m = 0.0;
+  for (std::size_t i = 0; i < got.size() && i < want.size(); ++i) {
+    m = std::max(m, std::fabs(static_cast<double>(got[i]) - static_cast<double>(want[i])));
+  }
+  return m;
 }
 
 }  // namespace attnscope::test
