@@ -29,6 +29,8 @@ import { steps } from './panels/steps.js';
 import { model } from './panels/model.js';
 import { drawFamily } from './panels/family.js';
 import { forgetWords } from './panels/common.js';
+import { needsModel, fileInput, fileModel } from './panels/file.js';
+import { createFiles } from './files.js';
 
 const store = createStore(location.hash);
 const { state, view, data } = store;
@@ -72,15 +74,17 @@ const compute = createCompute({
   },
 });
 
-const scheduler = createScheduler([input, example, embeddings, positional, attention, causal, steps, model], {
+// a trace read from an attention file has weights only: the panels that need the model say so (web/panels/file.js)
+const panels = [fileInput(input), example, needsModel(embeddings, 'embeddings'), needsModel(positional, 'positional-view'),
+  attention, needsModel(causal, 'causal-view'), needsModel(steps, 'steps'), fileModel(model)];
+const scheduler = createScheduler(panels, {
   context,
   prepare(ctx) {
     const { trace } = ctx;
     if (state.token >= trace.n) state.token = 0;
     // the encoder–decoder export buttons (cross-attention, the encoder's grid) exist only for traces that have them
-    const encdec = !trace.example && !!trace.source?.layers;
-    $('export-cross').hidden = !encdec;
-    $('export-encdec').hidden = !encdec;
+    $('export-cross').hidden = trace.example || !trace.source || !trace.layers.some((ly) => ly.cross);
+    $('export-encdec').hidden = trace.example || !trace.source?.layers;
   },
   has: (ctx, what) => traceHas(ctx.trace, state.layer, what),
   complete: completeTrace,
@@ -100,7 +104,14 @@ const models = createModels(store, compute, {
     compute.schedule(0);
   },
 });
-const status = () => showStatus(data, models.name);
+const files = createFiles(store, compute, {
+  opened() { // an attention file: the state says so already
+    url.save();
+    controls.sync();
+    compute.schedule(0);
+  },
+});
+const status = () => showStatus(data, (m) => (m === 'file' ? files.name() : models.name(m)));
 
 /** What panels draw from: the trace and state now, the actions they may take. */
 function context() {

@@ -23,9 +23,10 @@ export function createControls(store, about) {
     for (const el of document.querySelectorAll('[data-when-pe]')) el.hidden = state.positional !== el.dataset.whenPe;
     for (const el of document.querySelectorAll('[data-when-model]')) if (state.model !== el.dataset.whenModel) el.hidden = true;
     $('checkpoint-box').hidden = ex || !(state.model === 'checkpoint' || data.picking);
+    $('attnfile-box').hidden = ex || data.picking || !(state.model === 'file' || data.pickingFile);
     $('model-about').hidden = ex || data.picking || !data.info.bundled.some((m) => m.name === state.model);
     about();
-    $('single-input').hidden = state.arch === 'encoder-decoder' && state.model === 'random';
+    $('single-input').hidden = (state.arch === 'encoder-decoder' && state.model === 'random') || state.model === 'file';
     $('pair-input').hidden = state.arch !== 'encoder-decoder' || state.model !== 'random';
     $('padTo').disabled = !state.padding;
     const box = $('example-inputs');
@@ -48,7 +49,7 @@ export function createControls(store, about) {
   function sync() {
     for (const r of document.querySelectorAll('input[name=mode]')) r.checked = r.value === state.mode;
     for (const id of SELECT_IDS) $(id).value = state[id];
-    $('model').value = data.picking ? 'checkpoint' : state.model;
+    $('model').value = data.picking ? 'checkpoint' : data.pickingFile ? 'file' : state.model;
     for (const id of [...NUMBER_IDS, ...VIEW_IDS, ...FAMILY_IDS, 'krW']) $(id).value = String(state[id]);
     $('krW-out').textContent = state.krW.toFixed(1);
     $('normFirst').checked = state.normFirst;
@@ -92,7 +93,8 @@ export function createControls(store, about) {
     $('model').addEventListener('change', () => {
       const v = $('model').value;
       data.picking = v === 'checkpoint' && !data.info.checkpoint; // choose files first; the current model stays meanwhile
-      if (!data.picking) change('model', v);
+      data.pickingFile = v === 'file' && !data.info.attnFile; // likewise an attention file
+      if (!data.picking && !data.pickingFile) change('model', v);
       else syncVisibility();
     });
     $('normFirst').addEventListener('change', () => change('normFirst', $('normFirst').checked));

@@ -25,6 +25,8 @@ function download(blob, name, keepMs) {
 export function exportView(trace, traceState, state, view, format, attention = 'self') {
   if (!trace?.layers?.length) return;
   if (attention !== 'self' && !trace.source) return;
+  // a big attention file holds one layer; a file's layers may differ in head count: no grid of every layer then
+  if (view === 'overview' && trace.layers.some((ly) => ly.attention.weights?.length !== trace.layers[0].attention.weights?.length)) return;
   const n = trace.n;
   const layer = shownLayer(trace, state.layer);
   const H = trace.layers[layer].attention.weights.length / (n * n);

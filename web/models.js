@@ -38,9 +38,9 @@ export function createModels(store, compute, page) {
     }));
     group.hidden = !info.bundled.length;
     $('model-own').hidden = !info.pretrained;
-    const known = state.model === 'random' || (state.model === 'checkpoint' && info.checkpoint) || info.bundled.some((m) => m.name === state.model);
+    const known = state.model === 'random' || (state.model === 'checkpoint' && info.checkpoint) || (state.model === 'file' && info.attnFile) || info.bundled.some((m) => m.name === state.model);
     if (!known) store.change('model', 'random', { delay: 0 });
-    $('model').value = data.picking ? 'checkpoint' : state.model;
+    $('model').value = data.picking ? 'checkpoint' : data.pickingFile ? 'file' : state.model;
     page.syncVisibility();
   }
 

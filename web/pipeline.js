@@ -9,6 +9,7 @@
 // (`as.loadPretrained` on the files they chose — read here, in the browser, never sent anywhere); both
 // are feature-detected, since older builds of the module have neither.
 import { exampleEmbeddings, EXAMPLE_TOKENS } from './state.js';
+import { AttentionFiles } from './attnfile.js';
 
 export const MAX_TOKENS = 512;
 
@@ -26,6 +27,7 @@ export class Pipeline {
     this.bpeFiles = null;
     this.checkpoint = null; // the user's checkpoint, kept until a newer one loads
     this.bundled = new Map(); // name -> Promise<Model>
+    this.files = new AttentionFiles(as); // the user's attention file (web/attnfile.js)
   }
 
   /** GPT-2's encoder.json and vocab.bpe, fetched once, the first time BPE is chosen. */
@@ -47,6 +49,7 @@ export class Pipeline {
    */
   async run(s, need = { all: true, full: true }) {
     if (s.mode === 'example') return this.example(s);
+    if (s.model === 'file') return this.files.run(s);
     if (s.model === 'random') return this.randomRun(s, need);
     return this.loadedRun(s, await this.loaded(s.model), need);
   }

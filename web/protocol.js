@@ -11,6 +11,7 @@
 /** What the worker does, and the arguments each request carries besides { id, kind }. */
 export const KINDS = Object.freeze({
   run: ['state', 'need'], // the trace for a state: { all, full } narrows it to what is drawn (web/pipeline.js)
+  openFile: ['file'], // the user's attention file (a File, read in the worker with Blob.slice, never sent anywhere) → its summary
   load: ['files'], // the user's checkpoint (File objects, read in the worker, never sent anywhere) → its config
   next: ['state', 'position', 'ids', 'end', 'topK'], // a causal model's next-token top-k after one position
   generate: ['state', 'maxNewTokens'], // greedy continuation → { text, tokens, ids, stoppedAtEnd }

@@ -49,7 +49,7 @@ const NEW_MODEL = ['mode', 'numHeads', 'attention', 'model'];
 /** A store whose state is read from `hash` (the user's checkpoint is not in a link: a link naming it gets 'random'). */
 export function createStore(hash) {
   const state = parse(hash);
-  if (state.model === 'checkpoint') state.model = 'random';
+  if (state.model === 'checkpoint' || state.model === 'file') state.model = 'random'; // nor an attention file
   const view = { words: false }; // merge sub-words into words (attention panel, model view)
   const data = {
     trace: null, // the newest trace drawn
@@ -57,11 +57,12 @@ export function createStore(hash) {
     serial: 0, // one number per trace received (panels' keys)
     runs: 0, // runs finished (drawn or failed)
     info: {
-      simd: null, threads: null, startup: null, version: null, model: null, ready: false, failed: false, restarted: null, pretrained: false, bundled: [], checkpoint: null,
+      simd: null, threads: null, startup: null, version: null, model: null, ready: false, failed: false, restarted: null, pretrained: false, bundled: [], checkpoint: null, attnFile: null,
     },
     timing: { compute: null, render: null, total: null },
     error: null, // the message shown in the error banner
     picking: false, // "your own checkpoint…" chosen, no checkpoint loaded yet
+    pickingFile: false, // "an attention file…" chosen, no file open yet
     follow: false, // the causal panel generated a token: the next trace shows its row
   };
   const handlers = new Map(); // effect → fn(opts)

@@ -50,7 +50,8 @@ export function wordTrace(tr) {
   }
   out.layers = tr.layers.map((ly) => ({
     kind: ly.kind, full: ly.full,
-    attention: { weights: merge(ly.attention.weights, n, n, g.groups, g.groups) },
+    // a big attention file's trace holds the shown layer only (web/attnfile.js)
+    attention: { weights: ly.attention.weights && merge(ly.attention.weights, n, n, g.groups, g.groups) },
     ...(ly.cross && src ? { cross: { weights: merge(ly.cross.weights, n, m, g.groups, src.groups) } } : {}),
   }));
   return out;
@@ -68,6 +69,8 @@ export function aggregateMap(trace, layer, agg) {
   const H = w.length / (n * n);
   if (agg === 'mean') return meanOverHeads(w, H, n);
   if (agg === 'max') return maxOverHeads(w, H, n);
+  // an attention file's layers may be read one at a time (a big file) or differ in head count: no rollout then
+  if (agg === 'rollout' && trace.layers.some((ly, l) => l <= layer && ly.attention.weights?.length !== w.length)) return null;
   if (agg === 'rollout') return rollout(trace.layers.slice(0, layer + 1).map((ly) => ly.attention.weights), H, n)[layer];
   return null;
 }

@@ -45,6 +45,7 @@ function buffers(obj, out = new Set()) {
 const WORK = {
   run: (p, r) => p.run(r.state, r.need),
   load: (p, r, onProgress) => p.loadCheckpoint(r.files, onProgress),
+  openFile: (p, r) => p.files.open(r.file),
   heldout: (p, r, onProgress) => p.heldout(r.name, onProgress),
   next: (p, r) => p.nextAt(r.state, r.position, r.ids, r.end, r.topK),
   generate: (p, r) => p.generate(r.state, r.maxNewTokens),

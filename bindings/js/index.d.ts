@@ -548,6 +548,17 @@ export interface AttnScope {
    *   file.layers[5].attention.weights;  // Float32Array [heads, n, n]
    */
   readAttentionFile(bytes: Uint8Array | ArrayBuffer): AttentionFile;
+
+  /**
+   * Opens an attention file lazily, for files too big to hold (a 32-layer x 32-head x 1024-token F32 file is 4 GiB):
+   * only the header is read when it opens; `head()` reads exactly one head's bytes (Blob.slice in browsers) and
+   * checks them with the same rules as readAttentionFile (errors name the tensor, head, row and column).
+   * @example
+   *   const f = await as.openAttentionFile(fileInput.files[0]);
+   *   const w = await f.head(5, 3);  // Float32Array [n, n], layer 5 head 3
+   *   f.close();
+   */
+  openAttentionFile(source: Blob | { size: number; read(begin: number, end: number): Promise<Uint8Array> }): Promise<LazyAttentionFile>;
 }
 
 /**
@@ -579,6 +590,21 @@ export interface AttentionFile {
   /** The largest head count over the layers (every layer's when they agree). */
   numHeads: number;
   layers: { attention: AttentionFileWeights; cross?: AttentionFileWeights }[];
+}
+
+/** `openAttentionFile`'s result: the header read, each head's weights read when asked for. */
+export interface LazyAttentionFile {
+  tokens: string[];
+  sourceTokens?: string[];
+  model?: string;
+  n: number;
+  numHeads: number;
+  layers: { numHeads: number; crossHeads?: number }[];
+  /** One head's weights [n, keys], read and checked now. */
+  head(layer: number, head: number, attention?: 'self' | 'cross'): Promise<Float32Array>;
+  /** One layer's weights [heads, n, keys], read head by head. */
+  layer(layer: number, attention?: 'self' | 'cross'): Promise<AttentionFileWeights>;
+  close(): void;
 }
 
 export interface BundledModelInfo {

@@ -12,7 +12,7 @@ import {
   bool, checkString, f32, idArray, int, mask, num, object, oneOf, validate, wellFormed,
 } from './validate.js';
 import { BUNDLED, loadBundled } from './bundled.js';
-import { readAttentionFile } from './attention_file.js';
+import { readAttentionFile, openAttentionFile } from './attention_file.js';
 import { runAnalysis } from './analysis.js';
 
 // core/parallel.h kMaxThreads
@@ -349,6 +349,20 @@ class AttnScope {
    * model?, n, numHeads, layers: [{ attention: { weights, numHeads }, cross?: { weights, numHeads } }] }.
    */
   readAttentionFile(bytes) { return readAttentionFile(this.#m, bytes); }
+
+  /**
+   * Opens an attention file lazily: `source` is a Blob (a File) or { size, read(begin, end) → Promise<Uint8Array> }.
+   * Only the header is read now; head(layer, head, attention?) reads and checks that head's bytes alone.
+   */
+  openAttentionFile(source) {
+    if (typeof Blob !== 'undefined' && source instanceof Blob) {
+      const blob = source;
+      source = { size: blob.size, read: async (a, b) => new Uint8Array(await blob.slice(a, b).arrayBuffer()) };
+    } else if (!source || typeof source.read !== 'function' || !Number.isSafeInteger(source.size) || source.size < 0) {
+      return Promise.reject(new TypeError('openAttentionFile: source must be a Blob or { size, read(begin, end) }'));
+    }
+    return openAttentionFile(this.#m, source);
+  }
 }
 
 /**

@@ -1,0 +1,139 @@
+// Real-browser test of attention files in the page (issue 29; API.md "Attention files"): a file written by the
+// Python helper from PyTorch tensors (tests/fixtures/attention_file, generate.py) is chosen in the picker or
+// dropped on its box; the page reads it in its worker (Blob.slice, a head at a time) and its trace holds the same
+// numbers as torch (F32 within 1e-6, F16/BF16 widened exactly: expected.json). The weights-only views draw it
+// (heatmaps, lines, model view, aggregates, words, exports); the views that need the model say the file has none.
+// Bad files get an error naming the tensor or field, and the page keeps what it showed. No request leaves the page.
+// Run: node --test --test-concurrency=1 tests/browser/attnfile.test.js
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import {
+  useBrowser, settled, clean, root, afterDraw,
+} from './harness.js';
+
+const open = useBrowser();
+const DIR = path.join(root, 'tests', 'fixtures', 'attention_file');
+const expected = JSON.parse(readFileSync(path.join(DIR, 'expected.json'), 'utf8'));
+const SHOTS = process.env.ATTNSCOPE_SHOTS ?? path.join(root, 'build', 'screenshots');
+mkdirSync(SHOTS, { recursive: true });
+const fixture = (name) => ({ name, mimeType: 'application/octet-stream', buffer: readFileSync(path.join(DIR, name)) });
+
+/** Chooses "an attention file…" and gives `file` to the box's input; waits for the page to show it (or the error). */
+async function choose(page, file, { fails = false } = {}) {
+  const runs = await page.evaluate(() => window.__attnscope.runs);
+  if (await page.locator('#attnfile-box').isHidden()) await page.selectOption('#model', 'file');
+  await page.setInputFiles('#attnfile-input', file);
+  if (fails) {
+    await page.waitForFunction(() => document.getElementById('attnfile-msg').getAttribute('role') === 'alert');
+    return page.textContent('#attnfile-msg');
+  }
+  await settled(page, runs);
+  return page.textContent('#attnfile-msg');
+}
+
+/** The largest |page − torch| over every layer of `key`'s expected weights (self, or cross). */
+async function maxError(page, key, attention = 'attention') {
+  const got = await page.evaluate((a) => window.__attnscope.trace.layers.map((ly) => Array.from(ly[a].weights)), attention);
+  const want = expected[key].layers.map((ly) => (attention === 'cross' ? ly.cross : ly.weights));
+  let err = 0;
+  want.forEach((w, l) => {
+    assert.equal(got[l].length, w.length, `layer ${l}: ${got[l].length} weights, torch ${w.length}`);
+    w.forEach((v, i) => { err = Math.max(err, Math.abs(got[l][i] - v)); });
+  });
+  return err;
+}
+
+test('a file written from torch tensors opens in the page with torch\'s numbers (F32 1e-6, BF16/F16 exact)', async () => {
+  const { page, rec } = await open('#lang=en');
+  for (const [key, file, tol] of [['f32', 'f32.safetensors', 1e-6], ['bf16', 'bf16.safetensors', 0], ['f16', 'f16.safetensors', 0]]) {
+    const msg = await choose(page, fixture(file));
+    assert.match(msg, new RegExp(`Opened ${file}: 3 layers`));
+    const tr = await page.evaluate(() => ({ tokens: window.__attnscope.trace.tokens, file: window.__attnscope.trace.file, model: window.__attnscope.state.model }));
+    assert.equal(tr.model, 'file');
+    assert.deepEqual(tr.tokens, expected[key].tokens);
+    const err = await maxError(page, key);
+    assert.ok(err <= tol, `${key}: max |page − torch| = ${err} > ${tol}`);
+    console.log(`# ${key}: page vs torch max error ${err}`);
+  }
+  const cross = await choose(page, fixture('cross-bf16.safetensors'));
+  assert.match(cross, /Opened cross-bf16/);
+  assert.equal(await maxError(page, 'cross-bf16', 'cross'), 0);
+  assert.equal(await page.isVisible('#export-cross'), true, 'the cross-attention export is offered');
+  clean(rec);
+  await page.close();
+});
+
+test('weights-only views draw the file; the views that need the model say it has none; exports work', async () => {
+  const { page, rec } = await open('#lang=en');
+  await choose(page, fixture('uniform-f32.safetensors'));
+  // heatmaps (one per head) and lines of layer 1; the model view's grid; the steps and embeddings notes
+  assert.equal(await page.locator('#attention-view canvas[data-kind="attention"]').count(), 2);
+  await page.evaluate(() => document.getElementById('panel-model').scrollIntoView());
+  await page.waitForSelector('#model-view .mv-grid'); // model view: every layer × head
+  await page.evaluate(() => window.scrollTo(0, 0));
+  for (const id of ['steps', 'embeddings', 'positional-view']) assert.match(await page.textContent(`#${id}`), /attention file: it holds attention weights only/);
+  assert.equal(await page.isHidden('#panel-causal'), true);
+  assert.match(await page.textContent('[data-name="file-summary"]'), /uniform-f32\.safetensors: 6 tokens · 2 layers · 2 heads · model: torch-softmax-uniform-f32/);
+  // mean over heads equals the mean of torch's two heads
+  await afterDraw(page, () => page.selectOption('#agg', 'mean'));
+  assert.ok(await page.locator('#aggregate-view canvas').count() >= 1, 'the mean map is drawn');
+  for (const agg2 of ['max', 'rollout']) await afterDraw(page, () => page.selectOption('#agg', agg2));
+  assert.ok(await page.locator('#aggregate-view canvas').count() >= 1, 'rollout drawn for a whole file');
+  await afterDraw(page, () => page.selectOption('#agg', 'heads'));
+  await afterDraw(page, () => page.check('#merge-words'));
+  assert.ok(await page.locator('#attention-view canvas[data-kind="attention"]').count() >= 1, 'words merged');
+  await afterDraw(page, () => page.uncheck('#merge-words'));
+  await afterDraw(page, () => page.fill('#topk', '2'));
+  // the heatmap CSV export: layer 1, head 1 and 2, top-2 kept as on screen
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('button[data-export="heatmap"][data-format="csv"]')]);
+  const csv = readFileSync(await dl.path(), 'utf8');
+  assert.match(csv, /The|cat/);
+  const [dl2] = await Promise.all([page.waitForEvent('download'), page.click('button[data-export="overview"][data-format="json"]')]);
+  const ov = JSON.parse(readFileSync(await dl2.path(), 'utf8'));
+  assert.ok(JSON.stringify(ov).length > 100);
+  await afterDraw(page, () => page.fill('#topk', '0'));
+  await page.screenshot({ path: path.join(SHOTS, 'attnfile-page.png'), fullPage: false });
+  clean(rec);
+  await page.close();
+});
+
+/** A safetensors file from a header object and float32 data. */
+function safetensors(header, f32) {
+  let json = Buffer.from(JSON.stringify(header));
+  json = Buffer.concat([json, Buffer.alloc((8 - (json.length % 8)) % 8, 0x20)]);
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(json.length));
+  return Buffer.concat([len, json, Buffer.from(new Float32Array(f32).buffer)]);
+}
+const meta = (tokens) => ({ tokens: JSON.stringify(tokens) });
+
+test('bad files: an error naming the tensor or field, and the page keeps what it showed', async () => {
+  const { page, rec } = await open('#lang=en');
+  await choose(page, fixture('uniform-f32.safetensors'));
+  const before = await page.evaluate(() => ({ serial: window.__attnscope.runs, w: Array.from(window.__attnscope.trace.layers[0].attention.weights) }));
+  const row12 = [0.6, 0.6, 0.5, 0.5]; // row 0 sums to 1.2
+  const cases = [
+    ['not-safetensors.safetensors', Buffer.from('hello, this is not a safetensors file at all'), /header length|safetensors/],
+    ['truncated.safetensors', readFileSync(path.join(DIR, 'f32.safetensors')).subarray(0, 300), /truncat|beyond|end of the file|data_offsets|bytes/],
+    ['shape.safetensors', safetensors({ __metadata__: meta(['a', 'b', 'c']), 'attentions.0': { dtype: 'F32', shape: [1, 2, 2], data_offsets: [0, 16] } }, [1, 0, 0, 1]), /attentions\.0/],
+    ['negative.safetensors', safetensors({ __metadata__: meta(['a', 'b']), 'attentions.0': { dtype: 'F32', shape: [1, 2, 2], data_offsets: [0, 16] } }, [1.5, -0.5, 0, 1]), /attentions\.0/],
+    ['nan.safetensors', safetensors({ __metadata__: meta(['a', 'b']), 'attentions.0': { dtype: 'F32', shape: [1, 2, 2], data_offsets: [0, 16] } }, [NaN, 0, 0, 1]), /attentions\.0/],
+    ['row12.safetensors', safetensors({ __metadata__: meta(['a', 'b']), 'attentions.0': { dtype: 'F32', shape: [1, 2, 2], data_offsets: [0, 16] } }, row12), /attentions\.0.*row 0|row 0.*attentions\.0/],
+    ['no-tokens.safetensors', safetensors({ __metadata__: { model: 'x' }, 'attentions.0': { dtype: 'F32', shape: [1, 2, 2], data_offsets: [0, 16] } }, [1, 0, 0, 1]), /tokens/],
+  ];
+  const big = Buffer.alloc(64);
+  big.writeBigUInt64LE(10n * 2n ** 30n);
+  cases.push(['10gb-header.safetensors', big, /header length/]);
+  for (const [name, buffer, re] of cases) {
+    const msg = await choose(page, { name, mimeType: 'application/octet-stream', buffer }, { fails: true });
+    assert.match(msg, re, `${name}: ${msg}`);
+    assert.match(msg, new RegExp(`^${name.replace('.', '\\.')}: readAttentionFile:`), `${name}: the message names the file and the function`);
+    assert.match(msg, /the file shown before stays/);
+    const now = await page.evaluate(() => ({ serial: window.__attnscope.runs, w: Array.from(window.__attnscope.trace.layers[0].attention.weights) }));
+    assert.deepEqual(now, before, `${name}: the page keeps what it showed`);
+  }
+  clean(rec);
+  await page.close();
+});
