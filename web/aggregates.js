@@ -215,7 +215,7 @@ function checkGroups(name, groups, len) {
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u3000-\u303f\uff00-\uffef]/u;
 export const isCjk = (ch) => CJK.test(ch);
 const SPACE = /\s/u;
-const SPECIAL = /^(<[^<>\s]+>|\[[A-Z]+\]|<\|[^|]+\|>)$/;
+export const SPECIAL = /^(<[^<>\s]+>|\[[A-Z]+\]|<\|[^|]+\|>)$/;
 
 /** Whether the text between token i−1's end and token i's start (per `spans`) holds whitespace. */
 function droppedSpace(spans, i) {
@@ -225,9 +225,9 @@ function droppedSpace(spans, i) {
   return b > a && SPACE.test(spans.text.slice(a, b));
 }
 
-/** GPT-2's byte-level alphabet, inverted: the printable character standing for each byte → the byte. */
+/** GPT-2's byte-level alphabet, inverted: the printable character standing for each byte → the byte (web/compare.js too). */
 let byteOf = null;
-function gpt2Bytes() {
+export function gpt2Bytes() {
   if (byteOf) return byteOf;
   const bs = [];
   for (let b = 33; b <= 126; b++) bs.push(b);

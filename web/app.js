@@ -31,6 +31,7 @@ import { drawFamily } from './panels/family.js';
 import { forgetWords } from './panels/common.js';
 import { needsModel, fileInput, fileModel } from './panels/file.js';
 import { createFiles } from './files.js';
+import { compare, lastComparison } from './panels/compare.js';
 
 const store = createStore(location.hash);
 const { state, view, data } = store;
@@ -76,7 +77,7 @@ const compute = createCompute({
 
 // a trace read from an attention file has weights only: the panels that need the model say so (web/panels/file.js)
 const panels = [fileInput(input), example, needsModel(embeddings, 'embeddings'), needsModel(positional, 'positional-view'),
-  attention, needsModel(causal, 'causal-view'), needsModel(steps, 'steps'), fileModel(model)];
+  attention, needsModel(causal, 'causal-view'), needsModel(steps, 'steps'), fileModel(model), compare];
 const scheduler = createScheduler(panels, {
   context,
   prepare(ctx) {
@@ -273,6 +274,8 @@ Object.defineProperty(window, '__attnscope', {
     get requests() { return sent.map((r) => Object.freeze({ need: Object.freeze({ ...r.need }), completion: r.completion })); },
     /** the attention-family views' last results and the parameters they were computed for */
     get family() { return family.snapshot(); },
+    /** the compare panel's last comparison: { result: { mode, labels, U, a, b, diff } | null, error } */
+    get compare() { return lastComparison(); },
     defaults: DEFAULTS,
     /** test hook: the compute worker dies of an uncaught error, as in a crash (the page restarts it) */
     crashWorker: () => compute.crash(),
