@@ -81,3 +81,5 @@ else
 fi
 
 node scripts/build-site.mjs
+# the notebook viewer attnscope.show() embeds (python/attnscope/viewer, before `pip install ./python`)
+node scripts/build-notebook.mjs

@@ -8,8 +8,10 @@ cd "$(dirname "$0")/.."
 # fonts-wqy-microhei: a CJK font, so headless Chromium draws the 中文 page and CJK tokens (tests and screenshots)
 # clang-16 + lld-16: build the relaxed-SIMD (fused multiply-add) kernel module, kernels-relaxed/ (TOOLCHAIN.md 15)
 # ninja-build + ccache: the build's generator and its compile cache (scripts/build.sh says why)
+# jupyter-core, jupyter-nbconvert, python3-nbformat, python3-ipykernel: the notebook test runs a notebook calling
+# attnscope.show() with `jupyter nbconvert --execute --to html` (tests/browser/notebook.test.js)
 DEB_PACKAGES=(emscripten binaryen wabt catch2 nlohmann-json3-dev cmake g++ make chromium fonts-wqy-microhei python3
-  clang-16 lld-16 ninja-build ccache)
+  clang-16 lld-16 ninja-build ccache jupyter-core jupyter-nbconvert python3-nbformat python3-ipykernel)
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -13,10 +13,14 @@ Pure standard library: PyTorch tensors and NumPy arrays are accepted when those 
 when present, makes the conversion fast); nested lists always work.
 """
 
+import base64
 import html
 import json
 import math
+import os
 import struct
+import uuid
+import warnings
 
 __all__ = ["save", "load", "show", "DTYPES"]
 
@@ -262,15 +266,55 @@ class AttentionHTML:
 
 
 def show(attentions, tokens, layer=0, head="mean", source_tokens=None, cross_attentions=None, batch_index=0,
-         cell=18):
-    """A heatmap of one layer as notebook HTML (an inline SVG, no script): queries down, keys across, viridis
-    scaled to the shown matrix's largest weight, each cell's weight in its tooltip. head: a head index or 'mean'
-    (over the layer's heads). With cross_attentions (and source_tokens) the cross-attention is shown. Arguments
-    as save()'s; attention files are read with load() and shown from its layers' values."""
+         cell=18, interactive=True, lang="en", width=900):
+    """attnscope's views of the attentions as notebook HTML. With interactive (the default) the output cell runs
+    attnscope's own page code, bundled for notebooks (attnscope/viewer/viewer.js, built by the repository's
+    scripts/build-notebook.mjs): the attention view with layer tabs and head chips, per-head heatmaps and lines,
+    mean / max over heads (head='mean' starts on the mean) and the model view of every layer x head. It runs
+    offline and makes no request. The static heatmap below stays as what a viewer that runs no script shows.
+
+    The static heatmap (an inline SVG, no script): one layer, queries down, keys across, viridis scaled to the shown
+    matrix's largest weight, each cell's weight in its tooltip. head: a head index or 'mean' (over the layer's heads).
+    With cross_attentions (and source_tokens) the cross-attention is shown (static only). lang: 'en' or 'zh-CN'.
+    Arguments as save()'s; attention files are read with load() and shown from its layers' values."""
     try:
-        return _show(attentions, tokens, layer, head, source_tokens, cross_attentions, batch_index, cell)
+        static = _show(attentions, tokens, layer, head, source_tokens, cross_attentions, batch_index, cell)
+        if not interactive or cross_attentions is not None:
+            return static
+        return _interactive(static, attentions, tokens, layer, head, batch_index, lang, width)
     except ValueError as e:  # the shared checks speak for save(): name the function called
         raise ValueError(str(e).replace("attnscope.save: ", "attnscope.show: ", 1)) from None
+
+
+_VIEWER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "viewer")
+
+
+def _interactive(static, attentions, tokens, layer, head, batch_index, lang, width):
+    """The viewer's script and the data around the static heatmap (which the script's shadow root covers)."""
+    try:
+        with open(os.path.join(_VIEWER, "viewer.js"), encoding="utf-8") as f:
+            script = f.read()
+        with open(os.path.join(_VIEWER, "viewer.css"), encoding="utf-8") as f:
+            css = f.read()
+    except OSError:
+        warnings.warn("attnscope.show: the notebook viewer is not built (run `node scripts/build-notebook.mjs` in "
+                      "the attnscope repository, then `pip install ./python`): showing the static heatmap only")
+        return static
+    if lang not in ("en", "zh-CN"):
+        _fail("lang (%r) must be 'en' or 'zh-CN'" % (lang,))
+    tokens = _tokens(tokens, "tokens")
+    n = len(tokens)
+    layers = []
+    for i, a in enumerate(list(attentions)):
+        heads, flat = _layer(a, "attentions[%d]" % i, batch_index, n, n, "keys")
+        layers.append(base64.b64encode(_encode(flat, "F32")).decode("ascii"))
+    data = {"tokens": tokens, "layers": layers, "layer": layer % len(layers), "lang": lang, "width": int(width),
+            "agg": "mean" if head == "mean" else "heads", "heads": "all" if head == "mean" else [head], "css": css}
+    uid = "attnscope-%s" % uuid.uuid4().hex
+    safe = lambda text: text.replace("</", "<\\/")  # noqa: E731  (no "</script>" inside the script)
+    return AttentionHTML(
+        '<div class="attnscope-show" id="%s">%s</div><script>%s\n;attnscopeNotebook.show(document.getElementById("%s"), %s);</script>'
+        % (uid, static.html, safe(script), uid, json.dumps(data, ensure_ascii=False).replace("<", "\\u003c")))
 
 
 def _show(attentions, tokens, layer, head, source_tokens, cross_attentions, batch_index, cell):
