@@ -55,7 +55,7 @@ export function canonSpans(side) {
 
 /**
  * alignTokens(a, b) for sides { tokens, text?, offsets? } → { mode: 'chars' | 'position', labels: string[] (one per
- * span), groupsA, groupsB: Int32Array (span of each token, −1: a token with no characters, left out) }.
+ * span: a's text of it), groupsA, groupsB: Int32Array (span of each token, −1: a token with no characters, left out) }.
  */
 export function alignTokens(a, b) {
   const A = canonSpans(a);
@@ -65,8 +65,12 @@ export function alignTokens(a, b) {
     const cuts = [...new Set(B.spans.filter(([s, e]) => e > s && endsA.has(e)).map(([, e]) => e))].sort((x, y) => x - y);
     const spanOf = (pos) => { let k = 0; while (cuts[k] <= pos) k++; return k; }; // the span holding character pos
     const groups = (spans) => Int32Array.from(spans, ([s, e]) => (e > s ? spanOf(s) : -1));
-    const labels = cuts.map((e, k) => A.canon.slice(k ? cuts[k - 1] : 0, e));
-    return { mode: 'chars', labels, groupsA: groups(A.spans), groupsB: groups(B.spans) };
+    const groupsA = groups(A.spans);
+    // a span's label: a's own text of it (case and accents kept)
+    const texts = tokenTexts(a.tokens, a);
+    const labels = cuts.map(() => '');
+    groupsA.forEach((g, i) => { if (g >= 0) labels[g] += texts[i]; });
+    return { mode: 'chars', labels: labels.map((s) => s.trim() || s), groupsA, groupsB: groups(B.spans) };
   }
   if (a.tokens.length === b.tokens.length) {
     const id = Int32Array.from(a.tokens, (_, i) => i);

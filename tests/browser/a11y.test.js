@@ -9,14 +9,11 @@
 // Run: node --test --test-concurrency=1 tests/browser/a11y.test.js
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import {
-  useBrowser, afterDraw, clean, root,
+  useBrowser, afterDraw, clean, axeProblems,
 } from './harness.js';
 
 const open = useBrowser();
-const AXE = readFileSync(path.join(root, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 
 /** Waits for the model trace and both attention-family views to be drawn. */
 async function allDrawn(page) {
@@ -27,19 +24,6 @@ async function allDrawn(page) {
     return a && a.runs > 0 && f.additive.runs > 0 && f.regression.runs > 0
       && Number(document.documentElement.dataset.drawn ?? 0) > 0 && !document.documentElement.dataset.busy;
   }, null, { timeout: 120000 });
-}
-
-/** axe-core's serious and critical violations on the page, as "rule: target (summary)" lines. */
-async function axeProblems(page) {
-  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(AXE);
-  const result = await page.evaluate(async () => {
-    const r = await window.axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({
-      id: v.id, impact: v.impact, nodes: v.nodes.map((n) => `${n.target.join(' ')} (${n.failureSummary.split('\n').slice(1, 2).join('').trim()})`),
-    }));
-  });
-  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .flatMap((v) => v.nodes.slice(0, 4).map((n) => `${v.id} [${v.impact}]: ${n}`));
 }
 
 const VIEWS = [

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import {
-  useBrowser, settled, clean, root, afterDraw,
+  useBrowser, settled, clean, root, afterDraw, axeProblems,
 } from './harness.js';
 
 const open = useBrowser();
@@ -134,6 +134,37 @@ test('bad files: an error naming the tensor or field, and the page keeps what it
     const now = await page.evaluate(() => ({ serial: window.__attnscope.runs, w: Array.from(window.__attnscope.trace.layers[0].attention.weights) }));
     assert.deepEqual(now, before, `${name}: the page keeps what it showed`);
   }
+  clean(rec);
+  await page.close();
+});
+
+test('dropped on its box, in 中文, on a phone: the file opens; axe-core finds no serious or critical violation', async () => {
+  const { page, rec } = await open('#lang=zh-CN', { width: 390, height: 844 });
+  await page.selectOption('#model', 'file');
+  const runs = await page.evaluate(() => window.__attnscope.runs);
+  const buffer = readFileSync(path.join(DIR, 'uniform-f32.safetensors'));
+  await page.evaluate((b64) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], 'uniform-f32.safetensors'));
+    const zone = document.getElementById('attnfile-drop');
+    for (const type of ['dragenter', 'dragover', 'drop']) zone.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, buffer.toString('base64'));
+  await settled(page, runs);
+  assert.match(await page.textContent('#attnfile-msg'), /^已打开 uniform-f32\.safetensors：2 层 × 2 个头，6 个词元/);
+  assert.match(await page.textContent('#steps'), /此轨迹读自注意力文件/);
+  assert.equal(await maxError(page, 'uniform-f32'), 0);
+  // two files pinned in the compare panel
+  await page.click('#compare-pin-a');
+  await page.click('#attention-view .tab[data-layer="1"]');
+  await page.waitForFunction(() => window.__attnscope.state.layer === 1);
+  await page.click('#compare-pin-b');
+  await page.waitForSelector('#compare-view canvas[data-kind="compare-diff"]');
+  const problems = await axeProblems(page);
+  assert.deepEqual(problems, [], 'axe-core: no serious or critical violation (file open, compare drawn, phone, 中文)');
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 1, `the page fits the phone's width (overflow ${overflow} px)`);
+  await page.evaluate(() => document.getElementById('panel-compare').scrollIntoView());
+  await page.screenshot({ path: path.join(SHOTS, 'compare-phone-zh.png') });
   clean(rec);
   await page.close();
 });

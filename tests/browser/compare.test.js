@@ -94,7 +94,7 @@ test('two files: the difference drawn is the module\'s elementwise difference; G
   const ga = as.readAttentionFile(G.buffer).layers[0].attention.weights.subarray(0, 36);
   const rb = as.readAttentionFile(R.buffer).layers[0].attention.weights.subarray(0, 81);
   const want = compareTraces({ tokens: ['I', 'Ġhave', 'Ġa', 'Ġnew', 'ĠGPU', '!'], weights: ga }, { tokens: Bt, weights: rb });
-  assert.deepEqual(want.labels, ['i', 'have', 'a', 'new', 'gpu', '!']);
+  assert.deepEqual(want.labels, ['I', 'have', 'a', 'new', 'GPU', '!']);
   const got2 = await diffDrawn(page);
   assert.deepEqual(got2, Array.from(want.diff));
   assert.match(await page.textContent('[data-name="compare-alignment"]'), /6 and 9 tokens → 6 spans/);

@@ -5,7 +5,7 @@
 // asserts none did. Not a test file itself (node --test runs only *.test.js).
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -145,3 +145,18 @@ export const errorText = (page) => page.evaluate(() => {
   const el = document.getElementById('error');
   return el.hidden ? null : el.textContent;
 });
+
+const AXE = readFileSync(path.join(root, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+
+/** axe-core's serious and critical violations on the page, as "rule: target (summary)" lines. */
+export async function axeProblems(page) {
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(AXE);
+  const result = await page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({
+      id: v.id, impact: v.impact, nodes: v.nodes.map((n) => `${n.target.join(' ')} (${n.failureSummary.split('\n').slice(1, 2).join('').trim()})`),
+    }));
+  });
+  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .flatMap((v) => v.nodes.slice(0, 4).map((n) => `${v.id} [${v.impact}]: ${n}`));
+}

@@ -21,7 +21,7 @@ test('GPT-2 vs BERT on the same sentence: spans where both cut, BERT\'s [CLS]/[S
   const b = ['[CLS]', 'i', 'have', 'a', 'new', 'gp', '##u', '!', '[SEP]'];
   const al = alignTokens({ tokens: g }, { tokens: b });
   assert.equal(al.mode, 'chars');
-  assert.deepEqual(al.labels, ['i', 'have', 'a', 'new', 'gpu', '!']);
+  assert.deepEqual(al.labels, ['I', 'have', 'a', 'new', 'GPU', '!']); // A's (GPT-2's) text of each span
   assert.deepEqual(Array.from(al.groupsA), [0, 1, 2, 3, 4, 5]);
   assert.deepEqual(Array.from(al.groupsB), [-1, 0, 1, 2, 3, 4, 4, 5, -1]);
 });
@@ -31,7 +31,7 @@ test('byte-level tokens decode (café: é is two bytes), accents and case are fo
   assert.deepEqual(tokenTexts(g), ['The', ' café', ' reopened', '.']);
   const b = ['[CLS]', 'the', 'cafe', 're', '##open', '##ed', '.', '[SEP]'];
   const al = alignTokens({ tokens: g }, { tokens: b });
-  assert.deepEqual(al.labels, ['the', 'cafe', 'reopened', '.']);
+  assert.deepEqual(al.labels, ['The', 'café', 'reopened', '.']);
   assert.deepEqual(Array.from(al.groupsB), [-1, 0, 1, 2, 2, 2, 3, -1]);
 });
 
@@ -42,7 +42,7 @@ test('crossing cuts merge into the smallest common span; text + offsets are used
   assert.deepEqual(Array.from(al.groupsB), [0, 0, 0, 1]);
   // a computed trace's tokens with offsets into its text: 'Hello' 'world' (the space in no token)
   const withOffsets = { tokens: ['Hello', 'world'], text: 'Hello world', offsets: [0, 5, 6, 11] };
-  assert.deepEqual(alignTokens(withOffsets, { tokens: ['hel', '##lo', 'world'] }).labels, ['hello', 'world']);
+  assert.deepEqual(alignTokens(withOffsets, { tokens: ['hel', '##lo', 'world'] }).labels, ['Hello', 'world']);
 });
 
 test('compareTraces: merged maps (sum over key pieces, mean over query pieces) and diff = a − b, by hand', () => {
