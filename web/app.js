@@ -29,7 +29,9 @@ import { steps } from './panels/steps.js';
 import { model } from './panels/model.js';
 import { drawFamily } from './panels/family.js';
 import { forgetWords } from './panels/common.js';
-import { needsModel, fileInput, fileModel } from './panels/file.js';
+import {
+  needsModel, fileInput, fileModel, shownLayerHeld,
+} from './panels/file.js';
 import { createFiles } from './files.js';
 import { compare, lastComparison } from './panels/compare.js';
 
@@ -77,7 +79,7 @@ const compute = createCompute({
 
 // a trace read from an attention file has weights only: the panels that need the model say so (web/panels/file.js)
 const panels = [fileInput(input), example, needsModel(embeddings, 'embeddings'), needsModel(positional, 'positional-view'),
-  attention, needsModel(causal, 'causal-view'), needsModel(steps, 'steps'), fileModel(model), compare];
+  shownLayerHeld(attention), needsModel(causal, 'causal-view'), needsModel(steps, 'steps'), fileModel(model), shownLayerHeld(compare)];
 const scheduler = createScheduler(panels, {
   context,
   prepare(ctx) {

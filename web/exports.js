@@ -29,6 +29,7 @@ export function exportView(trace, traceState, state, view, format, attention = '
   if (view === 'overview' && trace.layers.some((ly) => ly.attention.weights?.length !== trace.layers[0].attention.weights?.length)) return;
   const n = trace.n;
   const layer = shownLayer(trace, state.layer);
+  if (!trace.layers[layer].attention.weights) return; // a big attention file: that layer is being read
   const H = trace.layers[layer].attention.weights.length / (n * n);
   const head = state.agg === 'heads' ? selectedHeads(state, H) : state.agg;
   const f = figureOf(trace, {

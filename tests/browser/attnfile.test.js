@@ -168,3 +168,55 @@ test('dropped on its box, in 中文, on a phone: the file opens; axe-core finds 
   clean(rec);
   await page.close();
 });
+
+test('a file too big to hold (256 MiB as F32) is read one layer at a time, each head checked as it is read', async () => {
+  // 64 layers × 16 heads × 256 tokens: layer 0 uniform rows, layer 9's head 3 with a row summing to 1.2, the rest a
+  // hole (zeros: a fully masked query's row) — written sparse, so it takes a few MB of disk
+  const { mkdtempSync, openSync, writeSync, ftruncateSync, closeSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const L = 64; const H = 16; const N = 256;
+  const per = H * N * N * 4;
+  const header = { __metadata__: { tokens: JSON.stringify(Array.from({ length: N }, (_, i) => `t${i}`)) } };
+  for (let l = 0; l < L; l++) header[`attentions.${l}`] = { dtype: 'F32', shape: [H, N, N], data_offsets: [l * per, (l + 1) * per] };
+  let json = Buffer.from(JSON.stringify(header));
+  json = Buffer.concat([json, Buffer.alloc((8 - (json.length % 8)) % 8, 0x20)]);
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(json.length));
+  const dir = mkdtempSync(path.join(tmpdir(), 'attnscope-lazy-'));
+  const file = path.join(dir, 'lazy.safetensors');
+  const fd = openSync(file, 'w');
+  writeSync(fd, Buffer.concat([len, json]));
+  const base = 8 + json.length;
+  writeSync(fd, Buffer.from(new Float32Array(H * N * N).fill(1 / N).buffer), 0, per, base);
+  const bad = new Float32Array(N).fill(0);
+  bad[0] = 0.6; bad[1] = 0.6; // row 7 of layer 9, head 3 sums to 1.2
+  writeSync(fd, Buffer.from(bad.buffer), 0, N * 4, base + 9 * per + (3 * N * N + 7 * N) * 4);
+  ftruncateSync(fd, base + L * per);
+  closeSync(fd);
+  try {
+    const { page, rec } = await open('#lang=en');
+    const msg = await choose(page, file);
+    assert.match(msg, /Opened lazy\.safetensors: 64 layers × 16 heads, 256 tokens \(256\.0 MB: read one layer at a time/);
+    const held = await page.evaluate(() => window.__attnscope.trace.layers.map((ly) => !!ly.attention.weights));
+    assert.deepEqual(held, held.map((_, l) => l === 0), 'the trace holds the shown layer only');
+    await page.evaluate(() => document.getElementById('panel-model').scrollIntoView());
+    await page.waitForFunction(() => /read one layer at a time, so the view of every layer at once/.test(document.getElementById('model-view').textContent));
+    await page.evaluate(() => window.scrollTo(0, 0));
+    // layer 6: read when shown (zeros are valid rows)
+    let runs = await page.evaluate(() => window.__attnscope.runs);
+    await page.click('#attention-view .tab[data-layer="5"]');
+    await settled(page, runs);
+    assert.deepEqual(await page.evaluate(() => window.__attnscope.trace.layers.map((ly) => !!ly.attention.weights).flatMap((v, l) => (v ? [l] : []))), [5]);
+    // layer 10: its head 3's row 7 is refused as it is read; the page keeps layer 6
+    runs = await page.evaluate(() => window.__attnscope.runs);
+    await page.click('#attention-view .tab[data-layer="9"]');
+    await settled(page, runs);
+    assert.match(await page.evaluate(() => window.__attnscope.error), /attentions\.9.*head 3.*row 7/);
+    assert.deepEqual(await page.evaluate(() => window.__attnscope.trace.layers.map((ly) => !!ly.attention.weights).flatMap((v, l) => (v ? [l] : []))), [5]);
+    rec.errors = rec.errors.filter((e) => !/attentions\.9/.test(e)); // the refused head is the error shown, not a fault
+    clean(rec);
+    await page.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

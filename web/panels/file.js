@@ -82,3 +82,17 @@ export function fileModel(panel) {
     },
   };
 }
+
+/**
+ * A panel drawing the shown layer (attention view, compare): a big file's trace holds one layer, so when another
+ * is chosen the panel keeps its picture until that layer's trace comes (or, if a head of it is refused, stays).
+ */
+export function shownLayerHeld(panel) {
+  const missing = (ctx) => !!ctx.trace?.file && !ctx.trace.layers[Math.min(ctx.state.layer, ctx.trace.layers.length - 1)].attention.weights;
+  return {
+    ...panel,
+    key: (ctx) => (missing(ctx) ? `wait|${ctx.serial}` : panel.key(ctx)),
+    update: (ctx) => (missing(ctx) ? undefined : panel.update?.(ctx)),
+    draw: (ctx) => (missing(ctx) ? null : panel.draw(ctx)),
+  };
+}
