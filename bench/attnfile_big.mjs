@@ -92,15 +92,18 @@ try {
   const page = await context.newPage();
   await page.goto(`${url}web/#lang=en`);
   await page.waitForFunction(() => window.__attnscope?.runs > 0 && !document.documentElement.dataset.busy, null, { timeout: 60000 });
+  console.error('page ready; choosing the file');
   const before = rendererPeakKb();
   await page.selectOption('#model', 'file');
   const shown = await page.evaluate(() => Number(document.documentElement.dataset.shown ?? 0));
   const start = Date.now();
   await page.setInputFiles('#attnfile-input', file);
-  await page.waitForFunction((s) => window.__attnscope.state.model === 'file' && Number(document.documentElement.dataset.shown ?? 0) > s
-    && document.querySelector('#attention-view canvas[data-kind="attention"]'), shown, { timeout: 600000, polling: 50 });
+  await page.waitForFunction((s) => (window.__attnscope.state.model === 'file' && Number(document.documentElement.dataset.shown ?? 0) > s
+    && document.querySelector('#attention-view canvas[data-kind="attention"]')) || document.getElementById('attnfile-msg').getAttribute('role') === 'alert',
+  shown, { timeout: 600000, polling: 50 });
   const first = Date.now() - start;
   const msg = await page.textContent('#attnfile-msg');
+  if (await page.getAttribute('#attnfile-msg', 'role') === 'alert') throw new Error(`the page refused the file: ${msg}`);
   const err = await page.evaluate(() => window.__attnscope.error);
   // the last layer: one more layer read, head by head
   const shown2 = await page.evaluate(() => Number(document.documentElement.dataset.shown ?? 0));
