@@ -4,10 +4,11 @@
 // numbers as torch (F32 within 1e-6, F16/BF16 widened exactly: expected.json). The weights-only views draw it
 // (heatmaps, lines, model view, aggregates, words, exports); the views that need the model say the file has none.
 // Bad files get an error naming the tensor or field, and the page keeps what it showed. No request leaves the page.
+// A last test writes the files now, with the Python helper from torch tensors (Debian's python3-torch).
 // Run: node --test --test-concurrency=1 tests/browser/attnfile.test.js
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, mkdirSync } from 'node:fs';
+import { readFileSync, mkdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import {
   useBrowser, settled, clean, root, afterDraw, axeProblems,
@@ -214,6 +215,46 @@ test('a file too big to hold (256 MiB as F32) is read one layer at a time, each 
     assert.match(await page.evaluate(() => window.__attnscope.error), /attentions\.9.*head 3.*row 7/);
     assert.deepEqual(await page.evaluate(() => window.__attnscope.trace.layers.map((ly) => !!ly.attention.weights).flatMap((v, l) => (v ? [l] : []))), [5]);
     rec.errors = rec.errors.filter((e) => !/attentions\.9/.test(e)); // the refused head is the error shown, not a fault
+    clean(rec);
+    await page.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('round trip now: python/attnscope.save writes torch tensors (F32, BF16), the page reads torch\'s numbers back', async () => {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { spawnSync } = await import('node:child_process');
+  const dir = mkdtempSync(path.join(tmpdir(), 'attnscope-rt-'));
+  // Hugging Face's eager attention: softmax(q k^T * scale + mask), [batch, heads, n, n] per layer; batch index 1 saved
+  const script = `
+import sys, json, torch
+sys.path.insert(0, ${JSON.stringify(path.join(root, 'python'))})
+import attnscope
+g = torch.Generator().manual_seed(291)
+tokens = ["Hello", "Ġworld", "Ġ你好", "!"]
+att = tuple(torch.softmax(torch.randn(2, h, 4, 4, generator=g) * 3, dim=-1) for h in (4, 2))
+out = {}
+for dt, name in ((torch.float32, "float32"), (torch.bfloat16, "bfloat16")):
+    attnscope.save(${JSON.stringify(dir)} + "/rt-" + name + ".safetensors", att, tokens, model="rt", batch_index=1, dtype=name)
+    out[name] = [a[1].to(dt).float().reshape(-1).tolist() for a in att]
+json.dump(out, open(${JSON.stringify(dir)} + "/expected.json", "w"))
+`;
+  try {
+    // Debian's python3, with python3-torch
+    const py = spawnSync(existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3', ['-c', script], { encoding: 'utf8' });
+    assert.equal(py.status, 0, py.stderr);
+    const want = JSON.parse(readFileSync(path.join(dir, 'expected.json'), 'utf8'));
+    const { page, rec } = await open('#lang=en');
+    for (const [name, tol] of [['float32', 1e-6], ['bfloat16', 0]]) {
+      await choose(page, path.join(dir, `rt-${name}.safetensors`));
+      const got = await page.evaluate(() => window.__attnscope.trace.layers.map((ly) => Array.from(ly.attention.weights)));
+      let err = 0;
+      want[name].forEach((w, l) => { assert.equal(got[l].length, w.length); w.forEach((v, i) => { err = Math.max(err, Math.abs(got[l][i] - v)); }); });
+      console.log(`# live round trip ${name}: max |page − torch| = ${err}`);
+      assert.ok(err <= tol, `${name}: ${err} > ${tol}`);
+    }
     clean(rec);
     await page.close();
   } finally {
