@@ -208,6 +208,7 @@ test('a file too big to hold (256 MiB as F32) is read one layer at a time, each 
     await page.click('#attention-view .tab[data-layer="5"]');
     await settled(page, runs);
     assert.deepEqual(await page.evaluate(() => window.__attnscope.trace.layers.map((ly) => !!ly.attention.weights).flatMap((v, l) => (v ? [l] : []))), [5]);
+    await page.screenshot({ path: path.join(SHOTS, 'attnfile-lazy.png') });
     // layer 10: its head 3's row 7 is refused as it is read; the page keeps layer 6
     runs = await page.evaluate(() => window.__attnscope.runs);
     await page.click('#attention-view .tab[data-layer="9"]');
