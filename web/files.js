@@ -8,6 +8,12 @@ import { fileBox } from './views/filebox.js';
 const marks = document.documentElement.dataset;
 const size = (b) => (b >= 2 ** 30 ? `${(b / 2 ** 30).toFixed(1)} GB` : b >= 2 ** 20 ? `${(b / 2 ** 20).toFixed(1)} MB` : `${(b / 1024).toFixed(1)} kB`);
 
+/** '{n} layers' and '{n} heads' in the page's language, singular for one. */
+export const counts = (layers, heads) => ({
+  layers: t(`input.layers.${layers === 1 ? 'one' : 'other'}`, { n: layers }),
+  heads: t(`attnfile.heads.${heads === 1 ? 'one' : 'other'}`, { n: heads }),
+});
+
 /** `store`, `compute`; `page`: { opened() (the state's model is now 'file') }. Returns { name() }. */
 export function createFiles(store, compute, page) {
   const { state, data } = store;
@@ -26,7 +32,7 @@ export function createFiles(store, compute, page) {
       data.info.attnFile = info;
       data.pickingFile = false;
       box.message(t(info.whole ? 'attnfile.opened' : 'attnfile.openedLazy', {
-        name: info.name, layers: info.numLayers, heads: info.numHeads, n: info.n, size: size(info.size), s: (ms / 1000).toFixed(2),
+        name: info.name, ...counts(info.numLayers, info.numHeads), n: info.n, size: size(info.size), s: (ms / 1000).toFixed(2),
       }));
       Object.assign(state, { model: 'file', heads: 'all', layer: 0, token: 0, mode: 'text' });
       page.opened();

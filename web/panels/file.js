@@ -5,6 +5,7 @@
 import { $, h, replace } from '../dom.js';
 import { t } from '../i18n.js';
 import { tokensView } from '../views/tokens.js';
+import { counts } from '../files.js';
 
 const fileKey = (ctx, more = '') => `file|${ctx.serial}|${ctx.lang}|${more}`;
 
@@ -46,7 +47,7 @@ export function fileInput(panel) {
       const parts = [];
       if (trace.source) parts.push(h('p', { class: 'sub', text: t('input.sourceTokens') }), tokensView({ tokens: trace.source.tokens }), h('p', { class: 'sub', text: t('input.targetTokens') }));
       parts.push(chips, h('p', { class: 'note', dataset: { name: 'file-summary' }, text: t('attnfile.summary', {
-        name: trace.file.name, n: trace.n, layers: trace.layers.length, heads: trace.numHeads, model: trace.file.model ?? '—',
+        name: trace.file.name, n: trace.n, ...counts(trace.layers.length, trace.numHeads), model: trace.file.model ?? '—',
       }) }));
       replace($('tokens'), parts);
       $('predictions').replaceChildren();
