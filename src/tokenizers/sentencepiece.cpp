@@ -65,18 +65,6 @@ std::string byte_piece(unsigned char b) {
   return name;
 }
 
-std::string replace_all(std::string_view s, std::string_view pat, std::string_view with) {
-  std::string out;
-  std::size_t at = 0;
-  for (std::size_t hit = s.find(pat); hit != std::string_view::npos; hit = s.find(pat, at)) {
-    out.append(s.substr(at, hit - at));
-    out.append(with);
-    at = hit + pat.size();
-  }
-  out.append(s.substr(at));
-  return out;
-}
-
 }  // namespace spm_impl
 
 using spm_impl::kReplacementChar;
@@ -112,6 +100,18 @@ struct SentencePiece::Trie {
     return true;
   }
 };
+
+std::string replace_text(std::string_view s, std::string_view pat, std::string_view with) {
+  std::string out;
+  std::size_t at = 0;
+  for (std::size_t hit = s.find(pat); hit != std::string_view::npos; hit = s.find(pat, at)) {
+    out.append(s.substr(at, hit - at));
+    out.append(with);
+    at = hit + pat.size();
+  }
+  out.append(s.substr(at));
+  return out;
+}
 
 SentencePiece::~SentencePiece() = default;
 
@@ -528,7 +528,7 @@ std::string SentencePiece::decode_pieces(std::span<const std::string> pieces) co
       }
       if (ns.remove_extra_whitespaces) has_bos_ws = false;
     }
-    text += spm_impl::replace_all(p, kSpaceSymbol, " ");
+    text += replace_text(p, kSpaceSymbol, " ");
     bos_ws_seen = has_bos_ws;
   }
   flush();

@@ -31,6 +31,9 @@
 
 namespace attnscope::tokenizers {
 
+// s with every occurrence of pat (non-empty) replaced by with.
+std::string replace_text(std::string_view s, std::string_view pat, std::string_view with);
+
 class SentencePiece {
  public:
   ~SentencePiece();

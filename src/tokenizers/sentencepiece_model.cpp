@@ -31,8 +31,9 @@ class WireReader {
   }
 
   // Calls visit(field) for each field of msg; msg is a sub-span of all_.
-  template <class Visit>
-  core::Status each(std::span<const std::uint8_t> msg, const std::string& where, Visit visit) const {
+  // name_of(field number): how messages call a field of this message ("pieces[3]", "normalizer_spec.name").
+  template <class Visit, class NameOf>
+  core::Status each(std::span<const std::uint8_t> msg, const std::string& where, NameOf name_of, Visit visit) const {
     std::size_t i = 0;
     const std::size_t base = static_cast<std::size_t>(msg.data() - all_.data());
     while (i < msg.size()) {
@@ -42,7 +43,7 @@ class WireReader {
       f.number = static_cast<std::uint32_t>(key >> 3);
       f.wire = static_cast<int>(key & 7);
       if (f.number == 0 || key >> 32 != 0) return bad(where, "field number " + std::to_string(key >> 3));
-      const std::string name = where + " field " + std::to_string(f.number);
+      const std::string name = name_of(f.number);
       switch (f.wire) {
         case 0:
           if (!varint(msg, i, f.varint)) return truncated(name, base + i);
@@ -105,7 +106,12 @@ float float_of(std::uint32_t bits) {
 core::Status read_normalizer(const WireReader& rd, std::span<const std::uint8_t> msg, const std::string& where,
                              SpmNormalizerSpec& n) {
   n.present = true;
-  return rd.each(msg, where, [&](const WireField& f) -> core::Status {
+  auto name_of = [&](std::uint32_t number) {
+    static const char* names[] = {"", ".name", ".precompiled_charsmap", ".add_dummy_prefix", ".remove_extra_whitespaces",
+                                  ".escape_whitespaces", ".normalization_rule_tsv"};
+    return where + (number < 7 ? std::string(names[number]) : " field " + std::to_string(number));
+  };
+  return rd.each(msg, where, name_of, [&](const WireField& f) -> core::Status {
     switch (f.number) {
       case 1:
       case 2: {
@@ -131,7 +137,8 @@ core::Status read_normalizer(const WireReader& rd, std::span<const std::uint8_t>
 }
 
 core::Status read_trainer(const WireReader& rd, std::span<const std::uint8_t> msg, SpmModelProto& m) {
-  return rd.each(msg, "trainer_spec", [&](const WireField& f) -> core::Status {
+  auto name_of = [](std::uint32_t n) { return "trainer_spec field " + std::to_string(n); };
+  return rd.each(msg, "trainer_spec", name_of, [&](const WireField& f) -> core::Status {
     auto int_field = [&](const char* name, auto& out) -> core::Status {
       core::Status s = rd.expect(f, 0, std::string("trainer_spec.") + name);
       if (!s.ok()) return s;
@@ -166,7 +173,16 @@ core::Result<SpmModelProto> parse_sentencepiece_model(std::span<const std::uint8
   const WireReader rd(bytes, fn, arg);
   SpmModelProto m;
   if (bytes.empty()) return core::invalid_error(fn, arg, std::string(arg) + " is empty (a SentencePiece model file was expected)");
-  core::Status s = rd.each(bytes, "ModelProto", [&](const WireField& f) -> core::Status {
+  auto name_of = [&](std::uint32_t n) -> std::string {
+    switch (n) {
+      case 1: return "pieces[" + std::to_string(m.pieces.size()) + "]";
+      case 2: return "trainer_spec";
+      case 3: return "normalizer_spec";
+      case 5: return "denormalizer_spec";
+      default: return "ModelProto field " + std::to_string(n);
+    }
+  };
+  core::Status s = rd.each(bytes, "ModelProto", name_of, [&](const WireField& f) -> core::Status {
     switch (f.number) {
       case 1: {
         const std::string where = "pieces[" + std::to_string(m.pieces.size()) + "]";
@@ -174,7 +190,10 @@ core::Result<SpmModelProto> parse_sentencepiece_model(std::span<const std::uint8
         if (!e.ok()) return e;
         SpmModelProto::Piece p;
         bool has_piece = false;
-        e = rd.each(f.bytes, where, [&](const WireField& g) -> core::Status {
+        auto piece_field = [&](std::uint32_t n) {
+          return where + (n == 1 ? ".piece" : n == 2 ? ".score" : n == 3 ? ".type" : " field " + std::to_string(n));
+        };
+        e = rd.each(f.bytes, where, piece_field, [&](const WireField& g) -> core::Status {
           if (g.number == 1) {
             core::Status t = rd.expect(g, 2, where + ".piece");
             if (!t.ok()) return t;
