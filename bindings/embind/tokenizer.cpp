@@ -1,5 +1,5 @@
 // EMSCRIPTEN_BINDINGS for JS `as.loadTokenizer(tokenizerJson)` (bindings/js/tokenizer.js): a Hugging Face
-// tokenizer.json on its own (tokenizers::HfTokenizer). Layer: bindings; no logic beyond choosing encode() or
+// tokenizer.json on its own, or SentencePiece model files (T5's, Marian's) (tokenizers::HfTokenizer). Layer: bindings; no logic beyond choosing encode() or
 // encode_with_post_processor(). Pattern of BpeHandle (module.cpp): constructed empty, load() returns null or an
 // error descriptor naming "loadTokenizer".
 #include <emscripten/bind.h>
@@ -11,6 +11,7 @@
 
 #include "convert.h"
 #include "errors.h"
+#include "spm_tokenizer_in.h"
 #include "tokenizers/hf_tokenizer.h"
 
 namespace attnscope::bindings {
@@ -24,6 +25,14 @@ class HfTokenizerHandle {
     auto r = tokenizers::HfTokenizer::from_json(json, "loadTokenizer", "tokenizerJson");
     if (!r.ok()) return error_out(r.status());
     tok_ = std::move(r).value();
+    return val::null();
+  }
+  // { sentencepiece } or { source, target, vocab } (spm_tokenizer_in.h)
+  val load_sentencepiece(val files) {
+    auto r = spm_tokenizer_in(files, "loadTokenizer", "tokenizer");
+    if (!r) return error_out(core::type_error("loadTokenizer", "tokenizer", "tokenizer has no SentencePiece file"));
+    if (!r->ok()) return error_out(r->status());
+    tok_ = std::move(*r).value();
     return val::null();
   }
   val encode(std::string text, bool add_special_tokens) const {
@@ -56,6 +65,7 @@ EMSCRIPTEN_BINDINGS(attnscope_tokenizer) {
   emscripten::class_<HfTokenizerHandle>("HfTokenizerHandle")
       .constructor<>()
       .function("load", &HfTokenizerHandle::load)
+      .function("loadSentencePiece", &HfTokenizerHandle::load_sentencepiece)
       .function("encode", &HfTokenizerHandle::encode)
       .function("decode", &HfTokenizerHandle::decode)
       .function("vocabSize", &HfTokenizerHandle::vocab_size);

@@ -103,6 +103,31 @@ export interface HfEncoding {
   offsets: Int32Array;
 }
 
+/**
+ * T5's SentencePiece model file (`spiece.model`) as a tokenizer (API.md "Encoder–decoder checkpoints"): ids as
+ * transformers' `T5Tokenizer` (SentencePiece's own encode with the model's charsmap; `</s>`, `<unk>`, `<pad>` and
+ * `<extra_id_0>`…`<extra_id_99>` written in the text stay whole; `encode` appends `</s>` unless
+ * `addSpecialTokens: false`). Unigram and BPE models; Llama 1/2's `tokenizer.model` and other `.model` files read too.
+ */
+export interface SentencePieceFiles {
+  /** The bytes of the .model / .spm file. */
+  sentencepiece: Uint8Array | ArrayBuffer;
+}
+
+/**
+ * Marian's (opus-mt-*) files: ids as transformers' `MarianTokenizer` (the source model's pieces mapped through
+ * `vocab.json`; a piece it lacks is `<unk>`'s id; a leading `>>xx<<` language code is one token; `</s>` appended).
+ * `decode` uses the target model.
+ */
+export interface MarianFiles {
+  /** source.spm bytes. */
+  source: Uint8Array | ArrayBuffer;
+  /** target.spm bytes. */
+  target: Uint8Array | ArrayBuffer;
+  /** vocab.json, as text or parsed. */
+  vocab: string | Record<string, number>;
+}
+
 /** A Hugging Face tokenizer.json loaded on its own (as.loadTokenizer). */
 export interface HfTokenizer {
   /** Ids in use, added tokens included (Llama 3.2: 128256). */
@@ -113,7 +138,11 @@ export interface HfTokenizer {
    * post-processor is not applied ([CLS]/[SEP] are not added) either way.
    */
   encode(text: string, options?: { addSpecialTokens?: boolean }): HfEncoding;
-  /** Text of the ids through the file's decoder (special tokens are kept). */
+  /**
+   * Text of the ids through the file's decoder (special tokens are kept). SentencePiece files (T5, Marian): as
+   * `tokenizer.decode(ids, skip_special_tokens=True)`: the special ids dropped, SentencePiece's decode of the rest,
+   * trimmed.
+   */
   decode(ids: Int32Array | ArrayLike<number>): string;
   /** Frees the tokenizer; later calls throw. */
   delete(): void;
@@ -512,10 +541,13 @@ export interface AttnScope {
   /**
    * Loads a Hugging Face tokenizer.json (text or parsed object) on its own: GPT-2/BERT files, SentencePiece-style
    * BPE with byte fallback (Llama 2, TinyLlama, Mistral, Gemma) and byte-level BPE with a Split regex (Llama 3,
-   * Qwen2/3). A component or Split pattern attnscope does not implement throws an Error naming it.
+   * Qwen2/3). A component or Split pattern attnscope does not implement throws an Error naming it. Also SentencePiece
+   * model files: `{ sentencepiece }` (T5's spiece.model) and `{ source, target, vocab }` (Marian); a truncated or
+   * malformed file throws an Error naming it (`loadTokenizer: tokenizer.sentencepiece is truncated or malformed in …`).
    * @example const tok = as.loadTokenizer(await (await fetch('tokenizer.json')).text()); tok.encode('Hello world').ids
+   * @example const t5 = as.loadTokenizer({ sentencepiece: new Uint8Array(await (await fetch('spiece.model')).arrayBuffer()) })
    */
-  loadTokenizer(tokenizerJson: string | object): HfTokenizer;
+  loadTokenizer(tokenizerJson: string | object | SentencePieceFiles | MarianFiles): HfTokenizer;
 
   /** Wasm heap facts, for leak checks. */
   memoryStats(): MemoryStats;

@@ -355,8 +355,39 @@ core::Result<std::unique_ptr<HfTokenizer>> HfTokenizer::from_vocab_txt(std::stri
   return tok;
 }
 
+core::Result<std::unique_ptr<HfTokenizer>> HfTokenizer::from_sentencepiece(std::span<const std::uint8_t> model,
+                                                                           const char* fn, const char* arg) {
+  auto t = SpmTokenizer::t5(model, fn, arg);
+  if (!t.ok()) return t.status();
+  std::unique_ptr<HfTokenizer> tok(new HfTokenizer());
+  tok->kind_ = Kind::kSentencePiece;
+  tok->spm_ = std::move(t).value();
+  tok->find_special_ids();
+  return tok;
+}
+
+core::Result<std::unique_ptr<HfTokenizer>> HfTokenizer::from_marian(std::span<const std::uint8_t> source,
+                                                                    std::span<const std::uint8_t> target,
+                                                                    std::string_view vocab_json, const char* fn,
+                                                                    const char* arg) {
+  auto t = SpmTokenizer::marian(source, target, vocab_json, fn, arg);
+  if (!t.ok()) return t.status();
+  std::unique_ptr<HfTokenizer> tok(new HfTokenizer());
+  tok->kind_ = Kind::kSentencePiece;
+  tok->spm_ = std::move(t).value();
+  tok->find_special_ids();
+  return tok;
+}
+
 void HfTokenizer::find_special_ids() {
   special_ = SpecialIds{};
+  if (spm_) {
+    special_.bos = spm_->bos_id();
+    special_.eos = spm_->eos_id();
+    special_.pad = spm_->pad_id();
+    special_.unk = spm_->unk_id();
+    return;
+  }
   if (kind_ == Kind::kWordPiece) {
     special_.cls = id_of("[CLS]");
     special_.sep = id_of("[SEP]");
@@ -374,12 +405,14 @@ void HfTokenizer::find_special_ids() {
 
 core::Result<Tokenization> HfTokenizer::encode_with_post_processor(std::string_view utf8) const {
   if (pipeline_) return pipeline_->encode(utf8, true);
+  if (spm_) return spm_->encode(utf8, true);
   return encode(utf8);
 }
 
 core::Result<Tokenization> HfTokenizer::encode(std::string_view utf8) const {
   if (kind_ == Kind::kWordPiece) return wordpiece_->encode(utf8);
   if (pipeline_) return pipeline_->encode(utf8, false);
+  if (spm_) return spm_->encode(utf8, false);
   if (matcher_.empty()) return bpe_->encode(utf8);
   auto decoded = decode_utf8(utf8, "encode", "text");
   if (!decoded.ok()) return decoded.status();
@@ -419,6 +452,7 @@ core::Result<Tokenization> HfTokenizer::encode(std::string_view utf8) const {
 core::Result<std::string> HfTokenizer::decode(std::span<const std::int32_t> ids) const {
   if (kind_ == Kind::kWordPiece) return wordpiece_->decode(ids);
   if (pipeline_) return pipeline_->decode(ids);
+  if (spm_) return spm_->decode(ids);
   // Runs of vocab ids decode as bytes; an added token outside the vocab gives its content.
   std::string text;
   std::vector<std::int32_t> run;
@@ -448,6 +482,7 @@ core::Result<std::string> HfTokenizer::decode(std::span<const std::int32_t> ids)
 std::string HfTokenizer::token_text(std::int32_t id) const {
   if (kind_ == Kind::kWordPiece) return wordpiece_->token_text(id);
   if (pipeline_) return pipeline_->token_text(id);
+  if (spm_) return spm_->token_text(id);
   std::string text = bpe_->token_text(id);
   if (text.empty()) {
     for (const AddedToken& a : added_) {
@@ -460,6 +495,7 @@ std::string HfTokenizer::token_text(std::int32_t id) const {
 std::int32_t HfTokenizer::id_of(std::string_view token) const {
   if (kind_ == Kind::kWordPiece) return wordpiece_->id_of(token);
   if (pipeline_) return pipeline_->id_of(token);
+  if (spm_) return spm_->id_of(token);
   const std::int32_t id = bpe_->id_of(token);
   if (id >= 0) return id;
   for (const AddedToken& a : added_) {
@@ -471,6 +507,7 @@ std::int32_t HfTokenizer::id_of(std::string_view token) const {
 std::size_t HfTokenizer::vocab_size() const {
   if (kind_ == Kind::kWordPiece) return wordpiece_->vocab_size();
   if (pipeline_) return pipeline_->vocab_size();
+  if (spm_) return spm_->vocab_size();
   std::size_t n = bpe_->vocab_size();
   for (const AddedToken& a : added_) n += bpe_->token_text(a.id).empty() ? 1 : 0;
   return n;

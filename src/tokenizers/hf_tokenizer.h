@@ -14,6 +14,7 @@
 #include "core/status.h"
 #include "tokenizers/bpe.h"
 #include "tokenizers/hf_pipeline.h"
+#include "tokenizers/spm_tokenizer.h"
 #include "tokenizers/wordpiece.h"
 #include "tokenizers/word_char.h"
 
@@ -27,7 +28,7 @@ struct SpecialIds {
 
 class HfTokenizer {
  public:
-  enum class Kind { kBpe, kWordPiece };
+  enum class Kind { kBpe, kWordPiece, kSentencePiece };
 
   // tokenizer.json text. A BPE file with a normalizer, a pre_tokenizer other than ByteLevel(use_regex true),
   // byte_fallback or ignore_merges goes through HfPipeline (hf_pipeline.h: Llama 2/3, Mistral, Qwen, Gemma).
@@ -52,6 +53,19 @@ class HfTokenizer {
   // BERT vocab.txt text (WordPieceTokenizer::from_vocab_txt; messages say "<arg>.vocab").
   static core::Result<std::unique_ptr<HfTokenizer>> from_vocab_txt(std::string_view vocab_txt, bool lowercase,
                                                                    const char* fn, const char* arg);
+
+  // A SentencePiece model file's bytes (T5's spiece.model): ids as transformers' T5Tokenizer (spm_tokenizer.h);
+  // encode_with_post_processor appends "</s>". Messages say "<arg>" ("loadPretrained: tokenizer.sentencepiece is
+  // truncated ...": pass arg "tokenizer.sentencepiece").
+  static core::Result<std::unique_ptr<HfTokenizer>> from_sentencepiece(std::span<const std::uint8_t> model,
+                                                                       const char* fn, const char* arg);
+  // Marian's source.spm / target.spm bytes and vocab.json text: ids as MarianTokenizer (a piece vocab.json lacks is
+  // "<unk>"); encode_with_post_processor appends "</s>"; decode uses the target model. Messages say
+  // "<arg>.source", "<arg>.target", "<arg>.vocab".
+  static core::Result<std::unique_ptr<HfTokenizer>> from_marian(std::span<const std::uint8_t> source,
+                                                                std::span<const std::uint8_t> target,
+                                                                std::string_view vocab_json, const char* fn,
+                                                                const char* arg);
 
   // Tokens (vocabulary strings: "Ġworld", "##ing"; a BPE token whose bytes are valid UTF-8 on their own is given
   // as that text, as BpeTokenizer::encode does), ids, and [start, end) UTF-16 offsets into `utf8`.
@@ -80,6 +94,8 @@ class HfTokenizer {
   // tokenizer.json BPE files other than GPT-2's layout (normalizer, Split regex, byte_fallback, templates): the
   // whole pipeline, bpe_ unused.
   std::unique_ptr<HfPipeline> pipeline_;
+  // SentencePiece model files (T5, Marian): the whole tokenizer.
+  std::unique_ptr<SpmTokenizer> spm_;
   // BPE only (WordPiece matches its own): added tokens, their matcher over the raw text, and those whose ids
   // are not in the BPE vocab.
   std::vector<AddedToken> added_;
