@@ -272,7 +272,9 @@ export interface PretrainedOptions {
   config: string | Record<string, unknown>;
   /**
    * model.safetensors, or the shards model.safetensors.index.json lists, in any order (a tensor in no shard or
-   * in two is an Error naming it). F32, F16 and BF16 tensors (widened to float32 as they load).
+   * in two is an Error naming it). F32, F16 and BF16 tensors: BF16 / F16 weight matrices and embedding tables stay
+   * 2 bytes per value in the wasm heap and are widened inside the kernels (exact), so a model whose weights take up
+   * to 3 GB at their stored width loads (a Llama-3.2-1B's 2.47 GB of BF16); norms and biases are widened at load.
    */
   weights: SafetensorsFile | SafetensorsFile[];
   /**

@@ -254,12 +254,34 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin_shar
     }
   }
   // 3. the parameters, counted before anything is allocated
-  auto params = Parameters::declare(l->cfg_.description, Parameters::Init::kRequired, 0, op);
+  std::map<std::string, bool> half_target;  // parameter -> its file tensor is BF16 / F16
+  for (const Shard& sh : l->shards_) {
+    for (const Mapped& m : sh.mapped) {
+      for (const TensorTarget& t : m.targets) half_target[t.name] = m.entry.dtype == "BF16" || m.entry.dtype == "F16";
+    }
+  }
+  auto params = Parameters::declare(l->cfg_.description, Parameters::Init::kRequired, 0, op,
+                                    [&](const std::string& name, const std::vector<int>& shape) {
+                                      long long elements = 1;
+                                      for (const int d : shape) elements *= d;
+                                      auto it = half_target.find(name);
+                                      const bool half = it != half_target.end() && it->second && Parameters::stays_half(name, shape);
+                                      return elements * (half ? 2 : 4);
+                                    });
   if (!params.ok()) return params.status();
   l->params_ = std::move(params).value();
   for (const Shard& sh : l->shards_) {
     for (const Mapped& m : sh.mapped) {
-      for (const TensorTarget& t : m.targets) l->storage_[t.name] = l->params_.allocate(t.name);
+      const bool half = m.entry.dtype == "BF16" || m.entry.dtype == "F16";
+      const core::WeightType type = m.entry.dtype == "BF16" ? core::WeightType::kBF16 : core::WeightType::kF16;
+      for (const TensorTarget& t : m.targets) {
+        // matrices stay at the file's width; vectors (norms, biases) are small and read by float32 code
+        if (half && Parameters::stays_half(t.name, l->params_.tensors().at(t.name).shape)) {
+          l->storage_[t.name] = Storage{nullptr, l->params_.allocate_half(t.name, type).data()};
+        } else {
+          l->storage_[t.name] = Storage{l->params_.allocate(t.name).data(), nullptr};
+        }
+      }
     }
   }
   l->encoder_ = std::move(tokenizer);
@@ -267,40 +289,58 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin_shar
   return l;
 }
 
+namespace {
+
+// Element e of a file tensor, value v, to its place in target t's storage dst (TensorTarget::Op).
+template <class T>
+void scatter(const TensorTarget& t, T* dst, std::uint64_t e, T v) {
+  switch (t.op) {
+    case Op::kCopy: dst[e] = v; break;
+    case Op::kTranspose: {  // [rows=out, cols=in] -> [in, out]
+      const std::uint64_t r = e / static_cast<std::uint64_t>(t.cols), c = e % static_cast<std::uint64_t>(t.cols);
+      dst[c * static_cast<std::uint64_t>(t.rows) + r] = v;
+      break;
+    }
+    case Op::kColumns: {
+      const std::uint64_t r = e / static_cast<std::uint64_t>(t.total), c = e % static_cast<std::uint64_t>(t.total);
+      if (c >= static_cast<std::uint64_t>(t.first) && c < static_cast<std::uint64_t>(t.first + t.cols)) {
+        dst[r * static_cast<std::uint64_t>(t.cols) + (c - static_cast<std::uint64_t>(t.first))] = v;
+      }
+      break;
+    }
+    case Op::kRowsTransposed: {  // rows [first, first + cols) of [total, rows=in] -> [in, cols]
+      const std::uint64_t r = e / static_cast<std::uint64_t>(t.rows), c = e % static_cast<std::uint64_t>(t.rows);
+      if (r >= static_cast<std::uint64_t>(t.first) && r < static_cast<std::uint64_t>(t.first + t.cols)) {
+        dst[c * static_cast<std::uint64_t>(t.cols) + (r - static_cast<std::uint64_t>(t.first))] = v;
+      }
+      break;
+    }
+  }
+}
+
+}  // namespace
+
 core::Status HfCheckpointLoader::write(Mapped& m, const std::uint8_t* src, std::uint64_t first, std::uint64_t count) {
-  // widen in blocks, then scatter each element to its targets
+  // widen in blocks (f32 targets) or copy the 16-bit patterns (half-width targets), then scatter each element
   constexpr std::uint64_t kBlock = 16384;
   float buf[kBlock];
   for (std::uint64_t done = 0; done < count; done += kBlock) {
     const std::uint64_t k = std::min(kBlock, count - done);
-    io::to_f32(m.entry.dtype, src + done * m.entry.elem, static_cast<std::size_t>(k), buf);
+    const std::uint8_t* block = src + done * m.entry.elem;
+    bool widened = false;
     for (const TensorTarget& t : m.targets) {
-      float* dst = storage_.at(t.name).data();
-      for (std::uint64_t i = 0; i < k; ++i) {
-        const std::uint64_t e = first + done + i;
-        switch (t.op) {
-          case Op::kCopy: dst[e] = buf[i]; break;
-          case Op::kTranspose: {  // [rows=out, cols=in] -> [in, out]
-            const std::uint64_t r = e / static_cast<std::uint64_t>(t.cols), c = e % static_cast<std::uint64_t>(t.cols);
-            dst[c * static_cast<std::uint64_t>(t.rows) + r] = buf[i];
-            break;
-          }
-          case Op::kColumns: {
-            const std::uint64_t r = e / static_cast<std::uint64_t>(t.total), c = e % static_cast<std::uint64_t>(t.total);
-            if (c >= static_cast<std::uint64_t>(t.first) && c < static_cast<std::uint64_t>(t.first + t.cols)) {
-              dst[r * static_cast<std::uint64_t>(t.cols) + (c - static_cast<std::uint64_t>(t.first))] = buf[i];
-            }
-            break;
-          }
-          case Op::kRowsTransposed: {  // rows [first, first + cols) of [total, rows=in] -> [in, cols]
-            const std::uint64_t r = e / static_cast<std::uint64_t>(t.rows), c = e % static_cast<std::uint64_t>(t.rows);
-            if (r >= static_cast<std::uint64_t>(t.first) && r < static_cast<std::uint64_t>(t.first + t.cols)) {
-              dst[c * static_cast<std::uint64_t>(t.cols) + (r - static_cast<std::uint64_t>(t.first))] = buf[i];
-            }
-            break;
-          }
+      const Storage st = storage_.at(t.name);
+      if (st.half != nullptr) {
+        for (std::uint64_t i = 0; i < k; ++i) {
+          const auto bits = static_cast<std::uint16_t>(block[2 * i] | (block[2 * i + 1] << 8));  // little-endian
+          scatter(t, st.half, first + done + i, bits);
         }
+        continue;
       }
+      if (!widened) io::to_f32(m.entry.dtype, block, static_cast<std::size_t>(k), buf);
+      widened = true;
+      float* dst = st.f32;
+      for (std::uint64_t i = 0; i < k; ++i) scatter(t, dst, first + done + i, buf[i]);
     }
   }
   m.done = first + count;

@@ -10,7 +10,9 @@
 // Weights are read in chunks: begin() takes the file's header (the first bytes and the total size), maps every
 // tensor to attnscope's names (docs/model.md; with or without the base-model prefix, LayerNorm gamma/beta too),
 // checks that each required tensor is present with its shape and a float dtype, and counts the parameters
-// before allocating anything; feed() widens each chunk straight into the parameters (GPT-2's fused c_attn split
+// before allocating anything; feed() writes each chunk straight into the parameters: BF16 / F16 matrices keep their
+// 16-bit values (widened later inside the kernels, so a 1B model's 2.5 GB of BF16 fits wasm32), everything else is
+// widened to f32 (GPT-2's fused c_attn split
 // into q/k/v, BERT's Linear weights transposed to [in, out]); finish() builds the model. Tensors the model
 // does not use are skipped whatever their dtype or shape. The file never exists twice in memory.
 #pragma once
@@ -113,7 +115,12 @@ class HfCheckpointLoader {
     std::size_t cursor = 0;  // first mapped tensor not complete
   };
   std::vector<Shard> shards_;
-  std::map<std::string, std::span<float>> storage_;  // each target's storage in params_
+  // each target's storage in params_: float32, or (a BF16 / F16 matrix, kept at its width: issue 30) 16-bit
+  struct Storage {
+    float* f32 = nullptr;
+    std::uint16_t* half = nullptr;
+  };
+  std::map<std::string, Storage> storage_;
 };
 
 }  // namespace attnscope::model
