@@ -284,6 +284,16 @@ export interface PretrainedOptions {
   generationConfig?: string | { eos_token_id?: number | number[]; [key: string]: unknown };
   /** tokenizer.json (text or parsed), { vocab, merges } (GPT-2 files) or { vocab, lowercase } (BERT vocab.txt) */
   tokenizer: string | Record<string, unknown> | { vocab: string | Record<string, number>; merges: string } | { vocab: string; lowercase?: boolean };
+  /**
+   * Decoder checkpoints (and GPT-2 / BERT): quantise every projection and untied head matrix to 8-bit blocks as it
+   * loads, GGUF's Q8_0 scheme (32 weights along the input dimension + one float32 scale: value = q · scale, q an
+   * integer in [-127, 127]); about 1.1 bytes per weight instead of 2 (BF16/F16) or 4 (F32), for models that would
+   * not fit otherwise (Llama-3.2-3B is 6.4 GB of BF16). The embedding table stays at its stored width. Results are
+   * then APPROXIMATE: on the tiny random test checkpoints attention weights moved by up to 0.06 and hidden states by
+   * up to 0.6 (about 3 % of their size) against the same checkpoint at its stored width (README "8-bit weights").
+   * Default false.
+   */
+  weights8?: boolean;
   /** called while the weights load, non-decreasing in [0, 1] */
   onProgress?: (fraction: number) => void;
 }

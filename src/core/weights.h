@@ -11,12 +11,17 @@
 
 namespace attnscope::core {
 
-enum class WeightType : std::uint8_t { kF32, kBF16, kF16 };
+// kQ8_0: 8-bit blocks of 32 values with one float32 scale each (loadPretrained's weights8; layout: kernels.h).
+// Values per Q8_0 block (GGUF's QK8_0); kernels.h's kQ8Block is the same number (ops/linear.cpp checks).
+inline constexpr int kQ8Block = 32;
+
+enum class WeightType : std::uint8_t { kF32, kBF16, kF16, kQ8_0 };
 
 struct WeightSpan {
   const void* data = nullptr;
   std::size_t count = 0;  // elements
   WeightType type = WeightType::kF32;
+  const float* scales = nullptr;  // kQ8_0 only
 
   WeightSpan() = default;
   // float32 weights convert implicitly, so every caller holding a span keeps working unchanged
@@ -31,8 +36,19 @@ struct WeightSpan {
   std::span<const float> f32() const {
     return is_f32() ? std::span<const float>(static_cast<const float*>(data), count) : std::span<const float>();
   }
-  // The 16-bit patterns (nullptr when is_f32()).
-  const std::uint16_t* bits() const { return is_f32() ? nullptr : static_cast<const std::uint16_t*>(data); }
+  static WeightSpan q8_0(const std::int8_t* q, const float* block_scales, std::size_t n) {
+    WeightSpan w;
+    w.data = q;
+    w.count = n;
+    w.type = WeightType::kQ8_0;
+    w.scales = block_scales;
+    return w;
+  }
+  // The 16-bit patterns (nullptr unless BF16 / F16).
+  const std::uint16_t* bits() const {
+    return type == WeightType::kBF16 || type == WeightType::kF16 ? static_cast<const std::uint16_t*>(data) : nullptr;
+  }
+  const std::int8_t* q8() const { return type == WeightType::kQ8_0 ? static_cast<const std::int8_t*>(data) : nullptr; }
 };
 
 }  // namespace attnscope::core

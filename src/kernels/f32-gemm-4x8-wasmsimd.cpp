@@ -272,6 +272,39 @@ void pack_nn_x16(int kc, int nc, float alpha, const std::uint16_t* b, int ldb, f
   }
 }
 
+// Pack B[k0..k0+kc, j0..j0+nc) of a Q8_0 [k, n] B (kernels.h; k0 a multiple of 32, kc too but for the last block
+// of a k % 32 != 0 matrix, whose zero padding is read and not written) into the f32 panels,
+// dequantised and scaled by alpha: per panel column and block, 32 int8 widened to f32 in registers, times the
+// block's scale, then written down the panel column (stride 8).
+void pack_nn_q8(int kc, int nc, float alpha, const std::int8_t* q, const float* scales, int ldb, float* packed) {
+  alignas(16) float col[kQ8Block];
+  for (int j = 0; j < nc; j += kNr4x8) {
+    const int nr = std::min(kNr4x8, nc - j);
+    float* panel = packed + static_cast<std::ptrdiff_t>(j) * kc;
+    for (int b = 0; b * kQ8Block < kc; ++b) {
+      const int len = std::min(kQ8Block, kc - b * kQ8Block);
+      for (int jj = 0; jj < kNr4x8; ++jj) {
+        float* dst = panel + b * kQ8Block * kNr4x8 + jj;
+        if (jj >= nr) {
+          for (int t = 0; t < len; ++t) dst[t * kNr4x8] = 0.0f;
+          continue;
+        }
+        const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(b) * ldb + j + jj;
+        const v128_t vs = wasm_f32x4_splat(alpha * scales[at]);
+        for (int h = 0; h < 2; ++h) {
+          const v128_t v = wasm_v128_load(q + at * kQ8Block + 16 * h);
+          const v128_t lo = wasm_i16x8_extend_low_i8x16(v), hi = wasm_i16x8_extend_high_i8x16(v);
+          wasm_v128_store(col + 16 * h, wasm_f32x4_mul(vs, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(lo))));
+          wasm_v128_store(col + 16 * h + 4, wasm_f32x4_mul(vs, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(lo))));
+          wasm_v128_store(col + 16 * h + 8, wasm_f32x4_mul(vs, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(hi))));
+          wasm_v128_store(col + 16 * h + 12, wasm_f32x4_mul(vs, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(hi))));
+        }
+        for (int t = 0; t < len; ++t) dst[t * kNr4x8] = col[t];
+      }
+    }
+  }
+}
+
 // The blocked driver shared by nn and nt; `pack` packs one (kc x nc) block of alpha·B.
 // pack(p0, j0, kc, nc, packed) packs the block of alpha·B at (p0, j0).
 template <class Pack>
@@ -343,6 +376,15 @@ void bf16_gemm_nn_4x8__wasmsimd(int m, int n, int k, float alpha, const float* a
     pack_nn_x16<x16::Bf16x8>(kc, nc, alpha, b + static_cast<std::ptrdiff_t>(p0) * ldb + j0, ldb, packed);
   });
 }
+// C[m,n] = alpha * A[m,k] · B[k,n] (+ bias[n]) with B Q8_0 (kernels.h; k % 32 == 0), dequantised while packing.
+void q8_gemm_nn_4x8__wasmsimd(int m, int n, int k, float alpha, const float* a, int lda, const std::int8_t* q,
+                              const float* scales, int ldb, const float* bias, float* c, int ldc) {
+  gemm_4x8(m, n, k, a, lda, bias, c, ldc, [=](int p0, int j0, int kc, int nc, float* packed) {
+    const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(p0 / kQ8Block) * ldb + j0;
+    pack_nn_q8(kc, nc, alpha, q + at * kQ8Block, scales + at, ldb, packed);
+  });
+}
+
 void f16_gemm_nn_4x8__wasmsimd(int m, int n, int k, float alpha, const float* a, int lda, const std::uint16_t* b,
                                int ldb, const float* bias, float* c, int ldc) {
   gemm_4x8(m, n, k, a, lda, bias, c, ldc, [=](int p0, int j0, int kc, int nc, float* packed) {

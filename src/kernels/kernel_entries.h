@@ -30,6 +30,8 @@ struct KernelEntries {
   std::vector<KernelEntry<GemvHalfFn>> gemv_bf16, gemv_f16;
   std::vector<KernelEntry<DotHalfFn>> dot_bf16, dot_f16;
   std::vector<KernelEntry<CvtHalfFn>> cvt_bf16, cvt_f16;
+  std::vector<KernelEntry<GemmNNQ8Fn>> gemm_nn_q8;
+  std::vector<KernelEntry<GemvQ8Fn>> gemv_q8;
 };
 
 inline const KernelEntries& kernel_entries() {

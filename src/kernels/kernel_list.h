@@ -34,7 +34,9 @@
   X(dot_bf16, scalar, bf16_dot__scalar, 1)                    \
   X(dot_f16, scalar, f16_dot__scalar, 1)                      \
   X(cvt_bf16, scalar, bf16_cvt__scalar, 1)                    \
-  X(cvt_f16, scalar, f16_cvt__scalar, 1)
+  X(cvt_f16, scalar, f16_cvt__scalar, 1)                      \
+  X(gemm_nn_q8, scalar, q8_gemm_nn__scalar, 1x1)              \
+  X(gemv_q8, scalar, q8_gemv__scalar, 1)
 
 #if defined(__wasm_simd128__)
 // gelu has no SIMD twin: an accurate vector erf is not worth it for the sizes the page uses
@@ -55,7 +57,9 @@
   X(dot_bf16, wasmsimd, bf16_dot__wasmsimd, 16)               \
   X(dot_f16, wasmsimd, f16_dot__wasmsimd, 16)                 \
   X(cvt_bf16, wasmsimd, bf16_cvt__wasmsimd, 8)                \
-  X(cvt_f16, wasmsimd, f16_cvt__wasmsimd, 8)
+  X(cvt_f16, wasmsimd, f16_cvt__wasmsimd, 8)                  \
+  X(gemm_nn_q8, wasmsimd, q8_gemm_nn_4x8__wasmsimd, 4x8)      \
+  X(gemv_q8, wasmsimd, q8_gemv__wasmsimd, 4)
 #else
 #define ATTN_KERNELS_WASMSIMD(X)
 #endif

@@ -48,6 +48,15 @@ using DotHalfFn = float (*)(std::size_t n, const float* a, const std::uint16_t* 
 // y[i] = widen(x[i]) (an embedding row).
 using CvtHalfFn = void (*)(std::size_t n, const std::uint16_t* x, float* y);
 
+// Q8_0 weights (issue 30's optional weights8, GGUF's Q8_0 block: 32 int8 values and one scale, value = q · scale):
+// a [k, n] matrix is stored as ceil(k/32) block rows of n blocks; block (b, j) holds W[32b .. 32b+32, j] as
+// q[(b·ldb + j)·32 + t] and scales[b·ldb + j] (ldb >= n); a last partial block (k % 32 != 0) is zero-padded. Dequantised while packing (GEMM) or in registers (GEMV).
+inline constexpr int kQ8Block = 32;
+using GemmNNQ8Fn = void (*)(int m, int n, int k, float alpha, const float* a, int lda, const std::int8_t* q,
+                            const float* scales, int ldb, const float* bias, float* c, int ldc);
+using GemvQ8Fn = void (*)(int k, int n, const float* x, const std::int8_t* q, const float* scales, int ldb,
+                          const float* bias, float* y);
+
 // The 4x8 micro-kernel inside the SIMD128 GEMMs: rows r < mr of the 4x8 tile t (row stride ldt) become
 // (accumulate ? t[r] : bias8 ? bias8 : 0) + sum_p a[4p + r] * w[8p + 0..8), a packed [kc][4], w packed [kc][8];
 // rows mr..3 alias row mr - 1. The built-in one uses f32x4.mul + add; a replacement (the relaxed-SIMD leaf
@@ -69,6 +78,8 @@ struct KernelTable {
   GemvHalfFn gemv_bf16, gemv_f16;
   DotHalfFn dot_bf16, dot_f16;
   CvtHalfFn cvt_bf16, cvt_f16;
+  GemmNNQ8Fn gemm_nn_q8;
+  GemvQ8Fn gemv_q8;
   const char* isa;  // "scalar" or "wasmsimd"
 };
 

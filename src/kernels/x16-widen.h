@@ -41,9 +41,10 @@ struct F32 {
   static float widen(float f) { return f; }
 };
 
-// The plain i-p-j GEMM C = alpha·A·B (+ bias), B of element type T widened by H: the scalar reference twins.
-template <class H, class T>
-void gemm_nn_loop(int m, int n, int k, float alpha, const float* a, int lda, const T* b, int ldb, const float* bias,
+// The plain i-p-j GEMM C = alpha·A·B (+ bias) with B's element (p, j) given by b_at(p, j) (float32, widened half,
+// dequantised 8-bit): the scalar reference twins.
+template <class BAt>
+void gemm_nn_rows(int m, int n, int k, float alpha, const float* a, int lda, const BAt& b_at, const float* bias,
                   float* c, int ldc) {
   for (int i = 0; i < m; ++i) {
     const float* a_i = a + static_cast<std::ptrdiff_t>(i) * lda;
@@ -51,11 +52,18 @@ void gemm_nn_loop(int m, int n, int k, float alpha, const float* a, int lda, con
     for (int j = 0; j < n; ++j) c_i[j] = 0.0f;
     for (int p = 0; p < k; ++p) {
       const float a_ip = a_i[p];
-      const T* b_p = b + static_cast<std::ptrdiff_t>(p) * ldb;
-      for (int j = 0; j < n; ++j) c_i[j] += a_ip * H::widen(b_p[j]);
+      for (int j = 0; j < n; ++j) c_i[j] += a_ip * b_at(p, j);
     }
     for (int j = 0; j < n; ++j) c_i[j] = alpha * c_i[j] + (bias != nullptr ? bias[j] : 0.0f);
   }
+}
+
+// gemm_nn_rows over a row-major B [k, ldb] of element type T, widened by H.
+template <class H, class T>
+void gemm_nn_loop(int m, int n, int k, float alpha, const float* a, int lda, const T* b, int ldb, const float* bias,
+                  float* c, int ldc) {
+  gemm_nn_rows(m, n, k, alpha, a, lda,
+               [=](int p, int j) { return H::widen(b[static_cast<std::ptrdiff_t>(p) * ldb + j]); }, bias, c, ldc);
 }
 
 }  // namespace attnscope::kernels::x16

@@ -76,11 +76,14 @@ class HfCheckpointLoader {
   static core::Result<std::unique_ptr<HfCheckpointLoader>> begin(std::string_view config_json, TextEncoder tokenizer,
                                                                  std::span<const std::uint8_t> header,
                                                                  std::uint64_t file_size, const char* op);
+  // weights8 (loadPretrained's option): every projection and untied head matrix is quantised to Q8_0 blocks (32
+  // values along the input dimension, the last block zero-padded) as it loads (kernels.h; about 1.06 bytes per weight, approximate results); the
+  // embedding table stays at its stored width.
   // A sharded checkpoint (model.safetensors.index.json's files, in any order): each shard's header and size. A
   // tensor the model needs that is in no shard, or in two, is an error naming it.
   static core::Result<std::unique_ptr<HfCheckpointLoader>> begin_shards(
       std::string_view config_json, TextEncoder tokenizer, const std::vector<std::span<const std::uint8_t>>& headers,
-      const std::vector<std::uint64_t>& file_sizes, const char* op);
+      const std::vector<std::uint64_t>& file_sizes, const char* op, bool weights8 = false);
   // The file's bytes [offset, offset + bytes.size()); chunks arrive in order, any size.
   core::Status feed(std::uint64_t offset, std::span<const std::uint8_t> bytes);
   // The same for shard `shard` (begin_shards' order); each shard's chunks in order, shards in any order.
@@ -119,6 +122,9 @@ class HfCheckpointLoader {
   struct Storage {
     float* f32 = nullptr;
     std::uint16_t* half = nullptr;
+    Parameters::Q8Storage q8;           // weights8: quantised block by block as the file's rows arrive
+    std::vector<float> pending;         // weights8: the current block's values (32)
+    int out = 0, in = 0;                // weights8: the PyTorch weight's [out, in]
   };
   std::map<std::string, Storage> storage_;
 };

@@ -23,7 +23,10 @@ long long product(const std::vector<int>& shape) {
 }  // namespace
 
 void Parameters::declare_one(const std::string& name, std::vector<int> shape, Init init) {
-  tensors_[name] = Tensor{std::move(shape), {}, init};
+  Tensor t;
+  t.shape = std::move(shape);
+  t.init = init;
+  tensors_[name] = std::move(t);
 }
 
 core::Result<Parameters> Parameters::declare(const ModelDescription& m, Init init_weights, std::uint64_t seed_value,
@@ -182,7 +185,7 @@ core::Status Parameters::store(const std::string& name, const std::vector<int>& 
 core::Status Parameters::check_complete(const char* op, const char* arg,
                                         const std::function<std::string(const std::string&)>& display) const {
   for (const auto& [name, t] : tensors_) {
-    if (t.init == Init::kRequired && t.data.empty() && t.half.empty()) {
+    if (t.init == Init::kRequired && t.data.empty() && t.half.empty() && t.q8.empty()) {
       return core::invalid_error(op, arg, std::string(arg) + ": tensor " + core::quote_name(display(name)) + " " +
                                               core::shape_text(t.shape) + " is missing");
     }
@@ -198,6 +201,17 @@ std::span<float> Parameters::allocate(const std::string& name) {
 
 bool Parameters::stays_half(const std::string& name, const std::vector<int>& shape) {
   return shape.size() == 2 && name != "positional.weight" && name != "token_type.weight";
+}
+
+Parameters::Q8Storage Parameters::allocate_q8(const std::string& name) {
+  Tensor& t = tensors_.at(name);
+  // [in, out]: ceil(in / 32) block rows of out blocks, the last zero-padded
+  const auto blocks = static_cast<std::size_t>((t.shape[0] + core::kQ8Block - 1) / core::kQ8Block) *
+                      static_cast<std::size_t>(t.shape[1]);
+  t.q8.assign(blocks * core::kQ8Block, std::int8_t{0});
+  t.q8_scales.assign(blocks, 0.0f);
+  t.type = core::WeightType::kQ8_0;
+  return Q8Storage{t.q8.data(), t.q8_scales.data()};
 }
 
 std::span<std::uint16_t> Parameters::allocate_half(const std::string& name, core::WeightType type) {
@@ -221,6 +235,13 @@ core::Status Parameters::check_finite(const char* op, const char* arg,
                                      core::format_number(v) + ") that is not finite");
       }
     }
+    for (const float s : t.q8_scales) {  // a block holding an infinity or a NaN has a scale that is not finite
+      if (!std::isfinite(s)) {
+        return core::range_error(op, arg,
+                                 std::string(arg) + ": tensor " + core::quote_name(display(name)) +
+                                     " has a value that is not finite");
+      }
+    }
     for (std::size_t i = 0; i < t.data.size(); ++i) {
       if (!std::isfinite(t.data[i])) {
         return core::range_error(op, arg,
@@ -234,7 +255,7 @@ core::Status Parameters::check_finite(const char* op, const char* arg,
 
 bool Parameters::has(const std::string& name) const {
   auto it = tensors_.find(name);
-  return it != tensors_.end() && (!it->second.data.empty() || !it->second.half.empty());
+  return it != tensors_.end() && (!it->second.data.empty() || !it->second.half.empty() || !it->second.q8.empty());
 }
 
 core::WeightSpan Parameters::weight(const std::string& name) const {
@@ -242,6 +263,7 @@ core::WeightSpan Parameters::weight(const std::string& name) const {
   if (it == tensors_.end()) return {};
   const Tensor& t = it->second;
   if (!t.half.empty()) return core::WeightSpan(t.half.data(), t.half.size(), t.type);
+  if (!t.q8.empty()) return core::WeightSpan::q8_0(t.q8.data(), t.q8_scales.data(), t.q8.size());
   return std::span<const float>(t.data);
 }
 
@@ -252,7 +274,7 @@ std::span<const float> Parameters::operator[](const std::string& name) const {
 
 long long Parameters::count() const {
   long long total = 0;
-  for (const auto& [name, t] : tensors_) total += static_cast<long long>(t.data.size() + t.half.size());
+  for (const auto& [name, t] : tensors_) total += static_cast<long long>(t.data.size() + t.half.size() + t.q8.size());
   return total;
 }
 

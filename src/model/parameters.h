@@ -33,6 +33,9 @@ class Parameters {
     // A checkpoint's BF16 / F16 matrix kept at its stored width (issue 30): its bits, and `data` stays empty.
     std::vector<std::uint16_t> half;
     core::WeightType type = core::WeightType::kF32;
+    // loadPretrained's weights8: a [in, out] matrix quantised to Q8_0 blocks (kernels.h layout), `data` empty.
+    std::vector<std::int8_t> q8;
+    std::vector<float> q8_scales;
   };
 
   // Every parameter `m` has, with `init_weights` for matrices (kXavier for createModel, kRequired for
@@ -61,6 +64,12 @@ class Parameters {
   // Whether a BF16 / F16 file tensor for parameter `name` stays half-width: the matrices every reader takes through
   // weight() (projections, embedding and head tables); vectors and the position / token-type tables are widened.
   static bool stays_half(const std::string& name, const std::vector<int>& shape);
+  // A [in, out] matrix stored as Q8_0 blocks (kernels.h): values [ceil(in/32)·32·out] and scales [ceil(in/32)·out].
+  struct Q8Storage {
+    std::int8_t* q = nullptr;
+    float* scales = nullptr;
+  };
+  Q8Storage allocate_q8(const std::string& name);
   // The same for a matrix kept half-width (type kBF16 or kF16): its 16-bit storage, zeros.
   std::span<std::uint16_t> allocate_half(const std::string& name, core::WeightType type);
   core::Status check_finite(const char* op, const char* arg,

@@ -146,7 +146,7 @@ void Transformer::bind_weights() {
 std::vector<std::pair<std::string, std::vector<int>>> Transformer::parameter_shapes() const {
   std::vector<std::pair<std::string, std::vector<int>>> out;
   for (const auto& [name, t] : params_.tensors()) {
-    if (!t.data.empty() || !t.half.empty()) out.emplace_back(name, t.shape);
+    if (!t.data.empty() || !t.half.empty() || !t.q8.empty()) out.emplace_back(name, t.shape);
   }
   return out;
 }

@@ -10,6 +10,8 @@
 
 namespace attnscope::ops {
 
+static_assert(kernels::kQ8Block == core::kQ8Block, "one Q8_0 block size");
+
 namespace {
 
 // Column blocks are whole 8-wide panels of the SIMD GEMM and at least 64 columns, so a split adds no
@@ -62,6 +64,25 @@ void gemv_x16(core::ConstMatView x, const core::WeightSpan& w, std::span<const f
   });
 }
 
+// x · W for a Q8_0 W [in, out] (kernels.h layout, ldb = out): the GEMV kernel for one row, else the GEMM; column
+// blocks of 256 go to the pool (a block of the layout holds one column, so a column range is a pointer offset).
+void linear_q8(core::ConstMatView x, const core::WeightSpan& w, std::span<const float> b, core::MatView y) {
+  const kernels::KernelTable& kt = kernels::active_kernels();
+  const std::int64_t blocks = (y.cols + 255) / 256;
+  const double flops = 2.0 * x.rows * x.cols * y.cols;
+  core::parallel_for(blocks, 1, flops, [&](std::int64_t begin, std::int64_t end, int) {
+    const int j0 = static_cast<int>(begin * 256);
+    const int j1 = static_cast<int>(std::min<std::int64_t>(end * 256, y.cols));
+    const std::int8_t* q = w.q8() + static_cast<std::ptrdiff_t>(j0) * kernels::kQ8Block;
+    const float* bias = b.empty() ? nullptr : b.data() + j0;
+    if (x.rows == 1) {
+      kt.gemv_q8(x.cols, j1 - j0, x.data, q, w.scales + j0, y.cols, bias, y.data + j0);
+    } else {
+      kt.gemm_nn_q8(x.rows, j1 - j0, x.cols, 1.0f, x.data, x.ld, q, w.scales + j0, y.cols, bias, y.data + j0, y.ld);
+    }
+  });
+}
+
 }  // namespace
 
 void matmul_nn(core::ConstMatView a, core::ConstMatView b, core::MatView c, float alpha, const float* bias) {
@@ -75,6 +96,10 @@ void matmul_nt(core::ConstMatView a, core::ConstMatView b, core::MatView c, floa
 }
 
 void linear(core::ConstMatView x, const core::WeightSpan& wv, std::span<const float> b, core::MatView y) {
+  if (wv.type == core::WeightType::kQ8_0) {
+    linear_q8(x, wv, b, y);
+    return;
+  }
   if (!wv.is_f32()) {
     if (x.rows == 1) {
       gemv_x16(x, wv, b, y);

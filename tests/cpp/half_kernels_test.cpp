@@ -1,4 +1,4 @@
-// half_kernels_test.cpp: the half-width weight kernels (kernels.h *_bf16 / *_f16, issue 30) against float64
+// half_kernels_test.cpp: the half-width (kernels.h *_bf16 / *_f16) and 8-bit Q8_0 (*_q8) weight kernels (issue 30) against float64
 // references and against their scalar twins. Layer: tests (kernels). Natively only the scalar entries exist; the
 // wasm test build has both ISAs. The widening reference is written here from the formats' definitions, independent
 // of src/: BF16 = the top 16 bits of a binary32; F16 = (-1)^s · 2^(e-15) · (1 + m/1024), subnormals 2^-14 · m/1024.
@@ -224,6 +224,79 @@ TEST_CASE("x16 dispatch: every half-width slot is filled, by the SIMD128 kernels
   CHECK(active_kernels().gemm_nn_bf16 == &bf16_gemm_nn_4x8__wasmsimd);
   CHECK(active_kernels().gemv_f16 == &f16_gemv_32__wasmsimd);
 #endif
+}
+
+// ---- Q8_0 (loadPretrained's weights8): 32 int8 values per block times the block's scale
+
+struct Q8Matrix {
+  std::vector<std::int8_t> q;
+  std::vector<float> scales;
+  std::vector<double> value;  // [k, ldb] dequantised, the reference's B
+};
+
+// A random [k, ldb] Q8_0 matrix in kernels.h's layout: block (b, j) = rows 32b..32b+32 of column j; the padding of
+// a partial last block is random too (kernels must not read it into results).
+Q8Matrix random_q8(int k, int ldb, std::uint64_t seed) {
+  Q8Matrix m;
+  const std::size_t blocks = static_cast<std::size_t>((k + kQ8Block - 1) / kQ8Block) * ldb;
+  m.q.resize(blocks * kQ8Block);
+  m.scales = attnscope::test::random_vec(blocks, seed, 0.01f);
+  const std::vector<float> r = attnscope::test::random_vec(m.q.size(), seed + 1, 60.0f);
+  for (std::size_t i = 0; i < m.q.size(); ++i) m.q[i] = static_cast<std::int8_t>(std::fmax(-127.0f, std::fmin(127.0f, std::round(r[i]))));
+  m.value.resize(static_cast<std::size_t>(k) * ldb);
+  for (int p = 0; p < k; ++p)
+    for (int j = 0; j < ldb; ++j) {
+      const std::size_t at = static_cast<std::size_t>(p / kQ8Block) * ldb + j;
+      m.value[static_cast<std::size_t>(p) * ldb + j] = static_cast<double>(m.q[at * kQ8Block + p % kQ8Block]) * m.scales[at];
+    }
+  return m;
+}
+
+TEST_CASE("q8 gemm_nn and gemv: match float64 over the dequantised blocks, and the scalar twins", "[kernels][q8]") {
+  REQUIRE(!entries().gemm_nn_q8.empty());
+  REQUIRE(!entries().gemv_q8.empty());
+  struct Case { int m, n, k; float alpha; bool bias; };
+  // k: whole blocks, and partial last blocks (k % 32 != 0, zero-padded), across the GEMM's kc = 256 blocking
+  const Case cases[] = {{1, 1, 32, 1.0f, false}, {3, 5, 64, 0.5f, true}, {4, 8, 32, 1.0f, true},
+                        {9, 13, 96, 1.0f, false}, {70, 260, 288, 1.0f, true}, {5, 33, 544, -1.0f, true},
+                        {2, 16, 24, 1.0f, true},  {7, 9, 40, 1.0f, false}, {6, 35, 300, 0.5f, true}};
+  std::uint64_t seed = 900;
+  for (const Case& c : cases) {
+    const int ldb = c.n + 2, lda = c.k + 1, ldc = c.n + 3;
+    const Q8Matrix w = random_q8(c.k, ldb, seed += 2);
+    const std::vector<float> a = attnscope::test::random_vec(static_cast<std::size_t>(c.m) * lda, ++seed, 0.5f);
+    const std::vector<float> bias = attnscope::test::random_vec(static_cast<std::size_t>(c.n), ++seed, 0.5f);
+    const float* bp = c.bias ? bias.data() : nullptr;
+    std::vector<double> want(static_cast<std::size_t>(c.m) * ldc, 12345.0);
+    for (int i = 0; i < c.m; ++i)
+      for (int j = 0; j < c.n; ++j) {
+        double acc = 0.0;
+        for (int p = 0; p < c.k; ++p) acc += static_cast<double>(a[static_cast<std::size_t>(i) * lda + p]) * w.value[static_cast<std::size_t>(p) * ldb + j];
+        want[static_cast<std::size_t>(i) * ldc + j] = c.alpha * acc + (c.bias ? bias[static_cast<std::size_t>(j)] : 0.0);
+      }
+    const std::string shape = " m=" + std::to_string(c.m) + " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k);
+    for (const auto& e : entries().gemm_nn_q8) {
+      std::vector<float> got(want.size(), 12345.0f), twin = got;
+      e.fn(c.m, c.n, c.k, c.alpha, a.data(), lda, w.q.data(), w.scales.data(), ldb, bp, got.data(), ldc);
+      q8_gemm_nn__scalar(c.m, c.n, c.k, c.alpha, a.data(), lda, w.q.data(), w.scales.data(), ldb, bp, twin.data(), ldc);
+      check_close(got.data(), want.data(), got.size(), 1e-5, 1e-5, (e.name + shape + " vs f64").c_str());
+      check_close(got, twin, 1e-5, 1e-5, (e.name + shape + " vs scalar twin").c_str());
+    }
+    // GEMV on every case's first row (alpha 1)
+    for (const auto& e : entries().gemv_q8) {
+      std::vector<float> got(static_cast<std::size_t>(c.n) + 1, 12345.0f), twin = got;
+      e.fn(c.k, c.n, a.data(), w.q.data(), w.scales.data(), ldb, bp, got.data());
+      q8_gemv__scalar(c.k, c.n, a.data(), w.q.data(), w.scales.data(), ldb, bp, twin.data());
+      std::vector<double> row(got.size(), 12345.0);
+      for (int j = 0; j < c.n; ++j) {
+        double acc = c.bias ? bias[static_cast<std::size_t>(j)] : 0.0;
+        for (int p = 0; p < c.k; ++p) acc += static_cast<double>(a[static_cast<std::size_t>(p)]) * w.value[static_cast<std::size_t>(p) * ldb + j];
+        row[static_cast<std::size_t>(j)] = acc;
+      }
+      check_close(got.data(), row.data(), got.size(), 1e-5, 1e-5, (e.name + shape + " row 0 vs f64").c_str());
+      check_close(got, twin, 1e-5, 1e-5, (e.name + shape + " row 0 vs scalar twin").c_str());
+    }
+  }
 }
 
 }  // namespace
