@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { createAttnScope } from 'attnscope';
 
 import { gemmModel, mhaContribModel, mhaModel } from './onnx_models.mjs';
+import { simdPeak } from './probes.mjs';
 import { loadOrt, pkgDir } from './ort_node.mjs';
 import {
   gemmF32, gemmF64, mhaF32, mhaF64, randomArray, relError, rng,
@@ -450,6 +451,25 @@ function targetsTable(rows) {
   return lines;
 }
 
+// Issue 30: one-thread MHA GFLOP/s ÷ the machine's SIMD128 probes measured in this run (bench/probes.mjs).
+function probeTable(rows, probes) {
+  const lines = ['### Issue 30: one-thread MHA ÷ this run\'s SIMD128 probes (targets ≥ 0.90 mul+add, ≥ 0.85 fused)', ''];
+  const p = (x) => (x == null ? 'n/a' : `${x.toFixed(1)} GFLOP/s`);
+  lines.push(`SIMD128 mul+add probe ${p(probes.muladd)}; relaxed_madd probe ${p(probes.relaxed)} (medians of probes taken before and after the MHA runs).`, '');
+  lines.push('| workload | SIMD prepared GFLOP/s | ÷ mul+add probe | FMA prepared GFLOP/s | ÷ relaxed probe |');
+  lines.push('|---|---:|---:|---:|---:|');
+  for (const { label, flop, entries } of rows) {
+    const g = (nm) => {
+      const e = entries.find((x) => x.name === nm && x.samples.length && !x.wrong);
+      return e ? flop / (median(e.samples) / 1e3) / 1e9 : null;
+    };
+    const simd = g('attnscope SIMD prepared'), fma = g('attnscope SIMD FMA prepared');
+    const r = (a, b) => (a != null && b != null ? fmt(a / b) : '—');
+    lines.push(`| ${label} | ${simd == null ? '—' : simd.toFixed(1)} | ${r(simd, probes.muladd)} | ${fma == null ? '—' : fma.toFixed(1)} | ${r(fma, probes.relaxed)} |`);
+  }
+  return lines;
+}
+
 // ---- main
 
 async function main() {
@@ -507,6 +527,20 @@ async function main() {
   const t0 = performance.now();
   const progress = (what) => console.error(`[${((performance.now() - t0) / 1000).toFixed(0)} s] ${what} …`);
 
+  // The machine's SIMD128 ceilings, before and after the MHA runs (bench/probes.mjs).
+  const probeSamples = { muladd: [], relaxed: [] };
+  const takeProbes = async () => {
+    for (const kind of ['muladd', 'relaxed']) {
+      try {
+        const v = await simdPeak(kind);
+        if (v != null) probeSamples[kind].push(v);
+      } catch (e) {
+        notes.push(`SIMD probe ${kind} not measured: ${e.message.split('\n')[0]}`);
+      }
+    }
+  };
+  await takeProbes();
+
   // Multi-head self-attention.
   const mhaRows = [];
   for (const [n, d, h] of MHA_SHAPES) {
@@ -518,6 +552,12 @@ async function main() {
     progress(`mha ${key}`);
     mhaRows.push({ label: `MHA n=${n} d=${d} h=${h}`, flop, entries: await measure(wl, contestants, mhaKind) });
   }
+
+  await takeProbes();
+  const probes = {
+    muladd: probeSamples.muladd.length ? median(probeSamples.muladd) : null,
+    relaxed: probeSamples.relaxed.length ? median(probeSamples.relaxed) : null,
+  };
 
   // GEMM (attnscope has no public GEMM: its GEMM kernels are measured by bench/kernels_bench.cpp).
   const gemmRows = [];
@@ -578,6 +618,7 @@ async function main() {
       },
     }), '');
   L.push(...targetsTable(mhaRows), '');
+  L.push(...probeTable(mhaRows, probes), '');
   L.push(...table('GEMM C = A·B, square (FLOPs = 2·M·N·K); attnscope has no public GEMM — see kernels bench', gemmRows,
     { refName: 'plain JS', refLabel: 't ÷ t(plain JS)', gflop: true }), '');
   if (pipeRows.length) {

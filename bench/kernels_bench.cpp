@@ -8,6 +8,8 @@
 // Note: in the wasm build the scalar twins are compiled with -msimd128 too, so clang may auto-vectorize
 // their element-wise loops (gemm_nn's row update); the naive column is a plain i-j-p triple loop.
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -228,6 +230,61 @@ int main() {
     std::printf("| %d, %d, %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f | %.1f | %.1f | %.1f |\n", n, d, h,
                 whole * 1e3, proj * 1e3, qk * 1e3, sm * 1e3, pv * 1e3, (whole - proj - qk - sm - pv) * 1e3,
                 (proj_flop + 2 * attn_flop) / whole / 1e9, proj_flop / proj / 1e9, attn_flop / qk / 1e9, attn_flop / pv / 1e9);
+    std::fflush(stdout);
+  }
+
+  // ---- half-width weights (issue 30): GEMM with BF16 / F16 B widened while packing, and the one-row GEMV of decoding
+  std::printf("\nHalf-width weights (issue 30), active table (%s): GEMM GFLOP/s with B float32 / BF16 / F16 (B widened"
+              " while packing), M=N=K\n\n| M=N=K | f32 | bf16 | f16 | bf16 ÷ f32 |\n|---|---:|---:|---:|---:|\n", kt.isa);
+  for (const int sz : {256, 512}) {
+    const auto a = filled(static_cast<std::size_t>(sz) * sz, 1), bf = filled(static_cast<std::size_t>(sz) * sz, 2);
+    std::vector<std::uint16_t> bh(bf.size());
+    for (std::size_t i = 0; i < bf.size(); ++i) {
+      std::uint32_t u;
+      std::memcpy(&u, &bf[i], 4);
+      bh[i] = static_cast<std::uint16_t>(u >> 16);  // BF16 (truncated); F16 reuses the bits: values differ, speed not
+    }
+    std::vector<float> c(static_cast<std::size_t>(sz) * sz);
+    const double flop = 2.0 * sz * sz * sz;
+    const double t32 = median_seconds([&] { kt.gemm_nn(sz, sz, sz, 1.0f, a.data(), sz, bf.data(), sz, nullptr, c.data(), sz); }, kSamples);
+    const double tb = median_seconds([&] { kt.gemm_nn_bf16(sz, sz, sz, 1.0f, a.data(), sz, bh.data(), sz, nullptr, c.data(), sz); }, kSamples);
+    const double th = median_seconds([&] { kt.gemm_nn_f16(sz, sz, sz, 1.0f, a.data(), sz, bh.data(), sz, nullptr, c.data(), sz); }, kSamples);
+    std::printf("| %d | %.1f | %.1f | %.1f | %.2f |\n", sz, flop / t32 / 1e9, flop / tb / 1e9, flop / th / 1e9, t32 / tb);
+  }
+  // memory-copy probe: bytes read per second by memcpy over 128 MiB (cold in cache: 64 MiB per half)
+  std::vector<std::uint8_t> buf(128u << 20, 1);
+  const std::size_t half = buf.size() / 2;
+  const double tcopy = median_seconds([&] {
+    std::memcpy(buf.data(), buf.data() + half, half);
+    std::memcpy(buf.data() + half, buf.data(), half);
+  }, kSamples);
+  const double copy_rate = 2.0 * half / tcopy;
+  std::printf("\nOne-row GEMV y = x·W (decoding), W [k, n] as the decoder stores it; bytes of W read per second vs a"
+              " memcpy probe (%.2f GB/s read)\n\n| k x n | f32 row update GB/s | bf16 GB/s | f16 GB/s | bf16 ÷ probe |"
+              "\n|---|---:|---:|---:|---:|\n", copy_rate / 1e9);
+  for (const auto& kn : {std::array{2048, 8192}, std::array{8192, 2048}}) {
+    const int k = kn[0], n = kn[1];
+    const auto x = filled(static_cast<std::size_t>(k), 3), w32 = filled(static_cast<std::size_t>(k) * n, 4);
+    std::vector<std::uint16_t> w16(w32.size());
+    for (std::size_t i = 0; i < w32.size(); ++i) {
+      std::uint32_t u;
+      std::memcpy(&u, &w32[i], 4);
+      w16[i] = static_cast<std::uint16_t>(u >> 16);
+    }
+    std::vector<float> y(static_cast<std::size_t>(n));
+    const double t32 = median_seconds([&] {  // ops::linear's float32 one-row path: y += x_p · W[p, :]
+      for (int j = 0; j < n; ++j) y[static_cast<std::size_t>(j)] = 0.0f;
+      for (int p = 0; p < k; ++p) {
+        const float xp = x[static_cast<std::size_t>(p)];
+        const float* row = w32.data() + static_cast<std::size_t>(p) * n;
+        for (int j = 0; j < n; ++j) y[static_cast<std::size_t>(j)] += xp * row[j];
+      }
+    }, kSamples);
+    const double tb = median_seconds([&] { kt.gemv_bf16(k, n, x.data(), w16.data(), n, nullptr, y.data()); }, kSamples);
+    const double th = median_seconds([&] { kt.gemv_f16(k, n, x.data(), w16.data(), n, nullptr, y.data()); }, kSamples);
+    const double bytes16 = 2.0 * k * n;
+    std::printf("| %d x %d | %.2f | %.2f | %.2f | %.2f |\n", k, n, 2 * bytes16 / t32 / 1e9, bytes16 / tb / 1e9,
+                bytes16 / th / 1e9, bytes16 / tb / copy_rate);
     std::fflush(stdout);
   }
   return 0;

@@ -89,7 +89,10 @@ struct MhaWeightsIn {
   F32In wq, wk, wv, wo, bq, bk, bv, bo;
   explicit MhaWeightsIn(const val& p)
       : wq(p["wq"]), wk(p["wk"]), wv(p["wv"]), wo(p["wo"]), bq(p["bq"]), bk(p["bk"]), bv(p["bv"]), bo(p["bo"]) {}
-  attention::MhaWeights spans() const { return {wq, wk, wv, wo, bq, bk, bv, bo}; }
+  attention::MhaWeights spans() const {
+    using S = std::span<const float>;
+    return {S(wq), S(wk), S(wv), S(wo), bq, bk, bv, bo};
+  }
 };
 
 val multi_head_attention(val a) {
@@ -150,7 +153,7 @@ val transformer_encoder_layer(val a) {
   e.x = x; e.n = int_in(a["n"]); e.d_model = int_in(a["dModel"]); e.num_heads = int_in(a["numHeads"]);
   e.d_ff = int_in(a["dFF"]);
   e.attn = attn.spans();
-  e.ff = {lp.w1, lp.b1, lp.w2, lp.b2, {}, {}};
+  e.ff = {std::span<const float>(lp.w1), lp.b1, std::span<const float>(lp.w2), lp.b2, {}, {}};
   e.norm1 = {lp.n1g, lp.n1b};
   e.norm2 = {lp.n2g, lp.n2b};
   e.norm_first = bool_in(a["normFirst"], false);
@@ -178,7 +181,7 @@ val transformer_decoder_layer(val a) {
   d.num_heads = int_in(a["numHeads"]); d.d_ff = int_in(a["dFF"]);
   d.self_attn = self_w.spans();
   d.cross_attn = cross_w.spans();
-  d.ff = {lp.w1, lp.b1, lp.w2, lp.b2, {}, {}};
+  d.ff = {std::span<const float>(lp.w1), lp.b1, std::span<const float>(lp.w2), lp.b2, {}, {}};
   d.norm1 = {lp.n1g, lp.n1b};
   d.norm2 = {lp.n2g, lp.n2b};
   d.norm3 = {lp.n3g, lp.n3b};

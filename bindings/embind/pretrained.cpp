@@ -33,7 +33,7 @@ val pretrained_error(const core::Status& s) {
 class CheckpointHandle {
  public:
   // tokenizer: { json } (tokenizer.json text) | { vocab, merges } (GPT-2 files) | { vocab, lowercase } (vocab.txt)
-  val begin(std::string config, val tokenizer, val headers, val file_sizes, val generation_config) {
+  val begin(std::string config, val tokenizer, val headers, val file_sizes, val generation_config, bool weights8) {
     core::Result<std::unique_ptr<tokenizers::HfTokenizer>> t =
         given(tokenizer["json"])
             ? tokenizers::HfTokenizer::from_json(tokenizer["json"].as<std::string>(), kLoadPretrained, "tokenizer")
@@ -55,7 +55,7 @@ class CheckpointHandle {
       sizes.push_back(static_cast<std::uint64_t>(file_sizes[i].as<double>()));
     }
     auto l = model::HfCheckpointLoader::begin_shards(config, model::TextEncoder::checkpoint(std::move(t).value()),
-                                                     spans, sizes, model::kOpCreate);
+                                                     spans, sizes, model::kOpCreate, weights8);
     if (!l.ok()) return pretrained_error(l.status());
     if (given(generation_config)) {
       auto ends = model::generation_config_end_ids(generation_config.as<std::string>(), model::kOpCreate);

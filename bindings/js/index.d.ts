@@ -301,7 +301,9 @@ export interface PretrainedOptions {
   config: string | Record<string, unknown>;
   /**
    * model.safetensors, or the shards model.safetensors.index.json lists, in any order (a tensor in no shard or
-   * in two is an Error naming it). F32, F16 and BF16 tensors (widened to float32 as they load).
+   * in two is an Error naming it). F32, F16 and BF16 tensors: BF16 / F16 weight matrices and embedding tables stay
+   * 2 bytes per value in the wasm heap and are widened inside the kernels (exact), so a model whose weights take up
+   * to 3 GB at their stored width loads (a Llama-3.2-1B's 2.47 GB of BF16); norms and biases are widened at load.
    */
   weights: SafetensorsFile | SafetensorsFile[];
   /**
@@ -311,6 +313,16 @@ export interface PretrainedOptions {
   generationConfig?: string | { eos_token_id?: number | number[]; [key: string]: unknown };
   /** tokenizer.json (text or parsed), { vocab, merges } (GPT-2 files) or { vocab, lowercase } (BERT vocab.txt) */
   tokenizer: string | Record<string, unknown> | { vocab: string | Record<string, number>; merges: string } | { vocab: string; lowercase?: boolean };
+  /**
+   * Decoder checkpoints (and GPT-2 / BERT): quantise every projection and untied head matrix to 8-bit blocks as it
+   * loads, GGUF's Q8_0 scheme (32 weights along the input dimension + one float32 scale: value = q · scale, q an
+   * integer in [-127, 127]); about 1.1 bytes per weight instead of 2 (BF16/F16) or 4 (F32), for models that would
+   * not fit otherwise (Llama-3.2-3B is 6.4 GB of BF16). The embedding table stays at its stored width. Results are
+   * then APPROXIMATE: on the tiny random test checkpoints attention weights moved by up to 0.06 and hidden states by
+   * up to 0.6 (about 3 % of their size) against the same checkpoint at its stored width (README "8-bit weights").
+   * Default false.
+   */
+  weights8?: boolean;
   /** called while the weights load, non-decreasing in [0, 1] */
   onProgress?: (fraction: number) => void;
 }

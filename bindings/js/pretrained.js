@@ -67,9 +67,10 @@ function shardReaders(v) {
 export async function loadPretrained(module, options) {
   if (!isPlainObject(options)) fail('TypeError', `${FN}: expected one argument object, got ${typeName(options)}`);
   for (const key of Object.keys(options)) {
-    if (!['config', 'weights', 'tokenizer', 'generationConfig', 'onProgress'].includes(key)) fail('TypeError', `${FN}: unknown option '${key}'`);
+    if (!['config', 'weights', 'tokenizer', 'generationConfig', 'onProgress', 'weights8'].includes(key)) fail('TypeError', `${FN}: unknown option '${key}'`);
   }
-  const { config, weights, tokenizer, generationConfig, onProgress } = options;
+  const { config, weights, tokenizer, generationConfig, onProgress, weights8 = false } = options;
+  if (typeof weights8 !== 'boolean') fail('TypeError', `${FN}: weights8 must be a boolean, got ${typeName(weights8)}`);
   if (config === undefined || config === null) fail('TypeError', `${FN}: config is required`);
   const configText = jsonText('config', config);
   const generationText = generationConfig === undefined || generationConfig === null ? null : jsonText('generationConfig', generationConfig);
@@ -92,7 +93,7 @@ export async function loadPretrained(module, options) {
       firsts.push(first);
       headers.push(need > first.byteLength ? await reader.read(0, need) : first.subarray(0, need || first.byteLength));
     }
-    unwrap(loader.begin(configText, tok, headers, readers.map((r) => r.size), generationText));
+    unwrap(loader.begin(configText, tok, headers, readers.map((r) => r.size), generationText, weights8));
     progress(0);
     // 2. every byte of every file, in order, chunk by chunk (each first chunk as read above)
     let done = 0;

@@ -22,10 +22,10 @@ core::Status check_mha_weights(const char* fn, const char* prefix, const MhaWeig
                                int vdim, bool kv_dims_named) {
   using ops::Dims;
   using ops::Need;
-  ATTN_TRY(ops::check_array(fn, prefix, "wq", w.wq, Dims{"dModel*dModel", d_model, d_model}));
-  ATTN_TRY(ops::check_array(fn, prefix, "wk", w.wk, Dims{kv_dims_named ? "kdim*dModel" : "dModel*dModel", kdim, d_model}));
-  ATTN_TRY(ops::check_array(fn, prefix, "wv", w.wv, Dims{kv_dims_named ? "vdim*dModel" : "dModel*dModel", vdim, d_model}));
-  ATTN_TRY(ops::check_array(fn, prefix, "wo", w.wo, Dims{"dModel*dModel", d_model, d_model}));
+  ATTN_TRY(ops::check_array(fn, prefix, "wq", w.wq.f32(), Dims{"dModel*dModel", d_model, d_model}));
+  ATTN_TRY(ops::check_array(fn, prefix, "wk", w.wk.f32(), Dims{kv_dims_named ? "kdim*dModel" : "dModel*dModel", kdim, d_model}));
+  ATTN_TRY(ops::check_array(fn, prefix, "wv", w.wv.f32(), Dims{kv_dims_named ? "vdim*dModel" : "dModel*dModel", vdim, d_model}));
+  ATTN_TRY(ops::check_array(fn, prefix, "wo", w.wo.f32(), Dims{"dModel*dModel", d_model, d_model}));
   ATTN_TRY(ops::check_array(fn, prefix, "bq", w.bq, Dims{"dModel", d_model}, Need::kOptional));
   ATTN_TRY(ops::check_array(fn, prefix, "bk", w.bk, Dims{"dModel", d_model}, Need::kOptional));
   ATTN_TRY(ops::check_array(fn, prefix, "bv", w.bv, Dims{"dModel", d_model}, Need::kOptional));

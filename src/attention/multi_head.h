@@ -14,11 +14,13 @@
 #include <vector>
 
 #include "core/status.h"
+#include "core/weights.h"
 
 namespace attnscope::attention {
 
 struct MhaWeights {
-  std::span<const float> wq, wk, wv, wo, bq, bk, bv, bo;  // [in,out] layout; biases optional (empty = zero)
+  core::WeightSpan wq, wk, wv, wo;  // [in,out] layout; a checkpoint's may be half-width (core/weights.h)
+  std::span<const float> bq, bk, bv, bo;  // biases optional (empty = zero)
 };
 
 struct MhaArgs {

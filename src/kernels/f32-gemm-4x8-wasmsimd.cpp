@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "kernels/kernel_list.h"
+#include "kernels/x16-wasmsimd.h"
 
 namespace attnscope::kernels {
 namespace {
@@ -242,10 +243,72 @@ void pack_nt(int kc, int nc, float alpha, const float* b, int ldb, float* packed
   }
 }
 
+// Pack B[k0..k0+kc, j0..j0+nc) of a half-width row-major [k, n] B (BF16 or F16 bits) into the same f32 panels,
+// scaled by alpha: each 8-wide panel row is one v128 load of 8 halves, widened in registers (V: x16-wasmsimd.h).
+// The packing buffer is the only float32 copy: one kc x nc block (256 KiB), never the matrix.
+template <class V>
+void pack_nn_x16(int kc, int nc, float alpha, const std::uint16_t* b, int ldb, float* packed) {
+  const v128_t valpha = wasm_f32x4_splat(alpha);
+  for (int j = 0; j < nc; j += kNr4x8) {
+    const int nr = std::min(kNr4x8, nc - j);
+    float* panel = packed + static_cast<std::ptrdiff_t>(j) * kc;
+    const std::uint16_t* b_j = b + j;
+    if (nr == kNr4x8) {
+      for (int p = 0; p < kc; ++p) {
+        const v128_t h = wasm_v128_load(b_j + static_cast<std::ptrdiff_t>(p) * ldb);
+        wasm_v128_store(panel + p * kNr4x8, wasm_f32x4_mul(valpha, V::lo(h)));
+        wasm_v128_store(panel + p * kNr4x8 + 4, wasm_f32x4_mul(valpha, V::hi(h)));
+      }
+    } else {
+      alignas(16) std::uint16_t tail[kNr4x8];
+      for (int p = 0; p < kc; ++p) {
+        const std::uint16_t* b_pj = b_j + static_cast<std::ptrdiff_t>(p) * ldb;
+        for (int jj = 0; jj < kNr4x8; ++jj) tail[jj] = jj < nr ? b_pj[jj] : std::uint16_t{0};
+        const v128_t h = wasm_v128_load(tail);
+        wasm_v128_store(panel + p * kNr4x8, wasm_f32x4_mul(valpha, V::lo(h)));
+        wasm_v128_store(panel + p * kNr4x8 + 4, wasm_f32x4_mul(valpha, V::hi(h)));
+      }
+    }
+  }
+}
+
+// Pack B[k0..k0+kc, j0..j0+nc) of a Q8_0 [k, n] B (kernels.h; k0 a multiple of 32, kc too but for the last block
+// of a k % 32 != 0 matrix, whose zero padding is read and not written) into the f32 panels,
+// dequantised and scaled by alpha: per panel column and block, 32 int8 widened to f32 in registers, times the
+// block's scale, then written down the panel column (stride 8).
+void pack_nn_q8(int kc, int nc, float alpha, const std::int8_t* q, const float* scales, int ldb, float* packed) {
+  alignas(16) float col[kQ8Block];
+  for (int j = 0; j < nc; j += kNr4x8) {
+    const int nr = std::min(kNr4x8, nc - j);
+    float* panel = packed + static_cast<std::ptrdiff_t>(j) * kc;
+    for (int b = 0; b * kQ8Block < kc; ++b) {
+      const int len = std::min(kQ8Block, kc - b * kQ8Block);
+      for (int jj = 0; jj < kNr4x8; ++jj) {
+        float* dst = panel + b * kQ8Block * kNr4x8 + jj;
+        if (jj >= nr) {
+          for (int t = 0; t < len; ++t) dst[t * kNr4x8] = 0.0f;
+          continue;
+        }
+        const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(b) * ldb + j + jj;
+        const v128_t vs = wasm_f32x4_splat(alpha * scales[at]);
+        for (int h = 0; h < 2; ++h) {
+          const v128_t v = wasm_v128_load(q + at * kQ8Block + 16 * h);
+          const v128_t lo = wasm_i16x8_extend_low_i8x16(v), hi = wasm_i16x8_extend_high_i8x16(v);
+          wasm_v128_store(col + 16 * h, wasm_f32x4_mul(vs, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(lo))));
+          wasm_v128_store(col + 16 * h + 4, wasm_f32x4_mul(vs, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(lo))));
+          wasm_v128_store(col + 16 * h + 8, wasm_f32x4_mul(vs, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_low_i16x8(hi))));
+          wasm_v128_store(col + 16 * h + 12, wasm_f32x4_mul(vs, wasm_f32x4_convert_i32x4(wasm_i32x4_extend_high_i16x8(hi))));
+        }
+        for (int t = 0; t < len; ++t) dst[t * kNr4x8] = col[t];
+      }
+    }
+  }
+}
+
 // The blocked driver shared by nn and nt; `pack` packs one (kc x nc) block of alpha·B.
-template <bool kTransB>
-void gemm_4x8(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
-              const float* bias, float* c, int ldc) {
+// pack(p0, j0, kc, nc, packed) packs the block of alpha·B at (p0, j0).
+template <class Pack>
+void gemm_4x8(int m, int n, int k, const float* a, int lda, const float* bias, float* c, int ldc, const Pack& pack) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0) {  // outside the contract (k >= 1), but cheap to get right: C = bias or 0, as the scalar twin
     for (int i = 0; i < m; ++i)
@@ -268,11 +331,7 @@ void gemm_4x8(int m, int n, int k, float alpha, const float* a, int lda, const f
     }
     for (int p0 = 0; p0 < k; p0 += kKc) {
       const int kc = std::min(kKc, k - p0);
-      if (kTransB) {
-        pack_nt(kc, nc, alpha, b + static_cast<std::ptrdiff_t>(j0) * ldb + p0, ldb, packed);
-      } else {
-        pack_nn(kc, nc, alpha, b + static_cast<std::ptrdiff_t>(p0) * ldb + j0, ldb, packed);
-      }
+      pack(p0, j0, kc, nc, packed);
       const bool accumulate = p0 != 0;
       for (int i0 = 0; i0 < m; i0 += kMr4x8) {
         const int mr = std::min(kMr4x8, m - i0);
@@ -297,13 +356,40 @@ bool set_gemm_ukernel_4x8(GemmUkernel4x8Fn fn) {
 // C[m,n] = alpha * A[m,k] · B[k,n] (+ bias[n]); lda >= k, ldb >= n, ldc >= n; C must not overlap A/B.
 void f32_gemm_nn_4x8__wasmsimd(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
                                const float* bias, float* c, int ldc) {
-  gemm_4x8<false>(m, n, k, alpha, a, lda, b, ldb, bias, c, ldc);
+  gemm_4x8(m, n, k, a, lda, bias, c, ldc, [=](int p0, int j0, int kc, int nc, float* packed) {
+    pack_nn(kc, nc, alpha, b + static_cast<std::ptrdiff_t>(p0) * ldb + j0, ldb, packed);
+  });
 }
 
 // C[m,n] = alpha * A[m,k] · B[n,k]ᵀ (+ bias[n]); B packed from its [n, k] layout (no caller transpose).
 void f32_gemm_nt_4x8__wasmsimd(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
                                const float* bias, float* c, int ldc) {
-  gemm_4x8<true>(m, n, k, alpha, a, lda, b, ldb, bias, c, ldc);
+  gemm_4x8(m, n, k, a, lda, bias, c, ldc, [=](int p0, int j0, int kc, int nc, float* packed) {
+    pack_nt(kc, nc, alpha, b + static_cast<std::ptrdiff_t>(j0) * ldb + p0, ldb, packed);
+  });
+}
+
+// C[m,n] = alpha * A[m,k] · B[k,n] (+ bias[n]) with B half-width (BF16 / F16 bits), widened while packing.
+void bf16_gemm_nn_4x8__wasmsimd(int m, int n, int k, float alpha, const float* a, int lda, const std::uint16_t* b,
+                                int ldb, const float* bias, float* c, int ldc) {
+  gemm_4x8(m, n, k, a, lda, bias, c, ldc, [=](int p0, int j0, int kc, int nc, float* packed) {
+    pack_nn_x16<x16::Bf16x8>(kc, nc, alpha, b + static_cast<std::ptrdiff_t>(p0) * ldb + j0, ldb, packed);
+  });
+}
+// C[m,n] = alpha * A[m,k] · B[k,n] (+ bias[n]) with B Q8_0 (kernels.h; k % 32 == 0), dequantised while packing.
+void q8_gemm_nn_4x8__wasmsimd(int m, int n, int k, float alpha, const float* a, int lda, const std::int8_t* q,
+                              const float* scales, int ldb, const float* bias, float* c, int ldc) {
+  gemm_4x8(m, n, k, a, lda, bias, c, ldc, [=](int p0, int j0, int kc, int nc, float* packed) {
+    const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(p0 / kQ8Block) * ldb + j0;
+    pack_nn_q8(kc, nc, alpha, q + at * kQ8Block, scales + at, ldb, packed);
+  });
+}
+
+void f16_gemm_nn_4x8__wasmsimd(int m, int n, int k, float alpha, const float* a, int lda, const std::uint16_t* b,
+                               int ldb, const float* bias, float* c, int ldc) {
+  gemm_4x8(m, n, k, a, lda, bias, c, ldc, [=](int p0, int j0, int kc, int nc, float* packed) {
+    pack_nn_x16<x16::F16x8>(kc, nc, alpha, b + static_cast<std::ptrdiff_t>(p0) * ldb + j0, ldb, packed);
+  });
 }
 
 }  // namespace attnscope::kernels

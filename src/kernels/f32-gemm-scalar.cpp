@@ -3,23 +3,14 @@
 // of B, which g++ vectorizes natively); nt runs one dot product per (i, j) with four partial sums.
 // C must not overlap A, B or bias. Tails: none (untiled).
 #include "kernels/kernel_list.h"
+#include "kernels/x16-widen.h"
 
 namespace attnscope::kernels {
 
 // C[m,n] = alpha * A[m,k] · B[k,n] (+ bias[n]); lda >= k, ldb >= n, ldc >= n.
 void f32_gemm_nn__scalar(int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
                          const float* bias, float* c, int ldc) {
-  for (int i = 0; i < m; ++i) {
-    const float* a_i = a + static_cast<std::ptrdiff_t>(i) * lda;
-    float* c_i = c + static_cast<std::ptrdiff_t>(i) * ldc;
-    for (int j = 0; j < n; ++j) c_i[j] = 0.0f;
-    for (int p = 0; p < k; ++p) {
-      const float a_ip = a_i[p];
-      const float* b_p = b + static_cast<std::ptrdiff_t>(p) * ldb;
-      for (int j = 0; j < n; ++j) c_i[j] += a_ip * b_p[j];
-    }
-    for (int j = 0; j < n; ++j) c_i[j] = alpha * c_i[j] + (bias != nullptr ? bias[j] : 0.0f);
-  }
+  x16::gemm_nn_loop<x16::F32>(m, n, k, alpha, a, lda, b, ldb, bias, c, ldc);
 }
 
 // C[m,n] = alpha * A[m,k] · B[n,k]ᵀ (+ bias[n]); lda >= k, ldb >= k, ldc >= n.

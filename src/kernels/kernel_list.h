@@ -26,7 +26,17 @@
   X(gelu, scalar, f32_vgelu__scalar, 1)                        \
   X(tanh, scalar, f32_vtanh__scalar, 1)                        \
   X(add, scalar, f32_vadd__scalar, 1)                          \
-  X(dot, scalar, f32_dot__scalar, 1)
+  X(dot, scalar, f32_dot__scalar, 1)                          \
+  X(gemm_nn_bf16, scalar, bf16_gemm_nn__scalar, 1x1)          \
+  X(gemm_nn_f16, scalar, f16_gemm_nn__scalar, 1x1)            \
+  X(gemv_bf16, scalar, bf16_gemv__scalar, 1)                  \
+  X(gemv_f16, scalar, f16_gemv__scalar, 1)                    \
+  X(dot_bf16, scalar, bf16_dot__scalar, 1)                    \
+  X(dot_f16, scalar, f16_dot__scalar, 1)                      \
+  X(cvt_bf16, scalar, bf16_cvt__scalar, 1)                    \
+  X(cvt_f16, scalar, f16_cvt__scalar, 1)                      \
+  X(gemm_nn_q8, scalar, q8_gemm_nn__scalar, 1x1)              \
+  X(gemv_q8, scalar, q8_gemv__scalar, 1)
 
 #if defined(__wasm_simd128__)
 // gelu has no SIMD twin: an accurate vector erf is not worth it for the sizes the page uses
@@ -39,7 +49,17 @@
   X(relu, wasmsimd, f32_vrelu__wasmsimd, 4)                    \
   X(tanh, wasmsimd, f32_vtanh__wasmsimd_p5, 4)                 \
   X(add, wasmsimd, f32_vadd__wasmsimd, 4)                      \
-  X(dot, wasmsimd, f32_dot__wasmsimd, 4)
+  X(dot, wasmsimd, f32_dot__wasmsimd, 4)                      \
+  X(gemm_nn_bf16, wasmsimd, bf16_gemm_nn_4x8__wasmsimd, 4x8)  \
+  X(gemm_nn_f16, wasmsimd, f16_gemm_nn_4x8__wasmsimd, 4x8)    \
+  X(gemv_bf16, wasmsimd, bf16_gemv_32__wasmsimd, 32)          \
+  X(gemv_f16, wasmsimd, f16_gemv_32__wasmsimd, 32)            \
+  X(dot_bf16, wasmsimd, bf16_dot__wasmsimd, 16)               \
+  X(dot_f16, wasmsimd, f16_dot__wasmsimd, 16)                 \
+  X(cvt_bf16, wasmsimd, bf16_cvt__wasmsimd, 8)                \
+  X(cvt_f16, wasmsimd, f16_cvt__wasmsimd, 8)                  \
+  X(gemm_nn_q8, wasmsimd, q8_gemm_nn_4x8__wasmsimd, 4x8)      \
+  X(gemv_q8, wasmsimd, q8_gemv__wasmsimd, 4)
 #else
 #define ATTN_KERNELS_WASMSIMD(X)
 #endif

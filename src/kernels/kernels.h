@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace attnscope::kernels {
 
@@ -31,6 +32,31 @@ using AddFn = void (*)(std::size_t n, const float* a, const float* b, float* y);
 // sum_i a[i] * b[i]
 using DotFn = float (*)(std::size_t n, const float* a, const float* b);
 
+// Half-width weights (issue 30): B / W / x hold 16-bit patterns as a checkpoint stores them, BF16 (the top half of
+// a float32: widened by a 16-bit shift, exact) or IEEE F16 (widened exactly by bit manipulation: normals,
+// subnormals, infinities). They are widened in registers, or panel by panel into the GEMM's packing buffer;
+// never into a float32 copy of the matrix. Each slot has a _bf16 and an _f16 kernel.
+// C[m,n] = alpha * A[m,k] · B[k,n] (+ bias[n]), B half-width row-major [k, n] (ldb >= n). Overwrites C.
+using GemmNNHalfFn = void (*)(int m, int n, int k, float alpha, const float* a, int lda, const std::uint16_t* b,
+                              int ldb, const float* bias, float* c, int ldc);
+// One row (a decoding step): y[j] = (bias ? bias[j] : 0) + sum_p x[p] * W[p, j] for j < n, W half-width [k, n]
+// row-major (ldw >= n). Overwrites y. Reads each weight once: bound by memory bandwidth.
+using GemvHalfFn = void (*)(int k, int n, const float* x, const std::uint16_t* w, int ldw, const float* bias,
+                            float* y);
+// sum_i a[i] * widen(b[i]) (a tied head's logit against one half-width embedding row).
+using DotHalfFn = float (*)(std::size_t n, const float* a, const std::uint16_t* b);
+// y[i] = widen(x[i]) (an embedding row).
+using CvtHalfFn = void (*)(std::size_t n, const std::uint16_t* x, float* y);
+
+// Q8_0 weights (issue 30's optional weights8, GGUF's Q8_0 block: 32 int8 values and one scale, value = q · scale):
+// a [k, n] matrix is stored as ceil(k/32) block rows of n blocks; block (b, j) holds W[32b .. 32b+32, j] as
+// q[(b·ldb + j)·32 + t] and scales[b·ldb + j] (ldb >= n); a last partial block (k % 32 != 0) is zero-padded. Dequantised while packing (GEMM) or in registers (GEMV).
+inline constexpr int kQ8Block = 32;
+using GemmNNQ8Fn = void (*)(int m, int n, int k, float alpha, const float* a, int lda, const std::int8_t* q,
+                            const float* scales, int ldb, const float* bias, float* c, int ldc);
+using GemvQ8Fn = void (*)(int k, int n, const float* x, const std::int8_t* q, const float* scales, int ldb,
+                          const float* bias, float* y);
+
 // The 4x8 micro-kernel inside the SIMD128 GEMMs: rows r < mr of the 4x8 tile t (row stride ldt) become
 // (accumulate ? t[r] : bias8 ? bias8 : 0) + sum_p a[4p + r] * w[8p + 0..8), a packed [kc][4], w packed [kc][8];
 // rows mr..3 alias row mr - 1. The built-in one uses f32x4.mul + add; a replacement (the relaxed-SIMD leaf
@@ -48,6 +74,12 @@ struct KernelTable {
   UnaryFn tanh;
   AddFn add;
   DotFn dot;
+  GemmNNHalfFn gemm_nn_bf16, gemm_nn_f16;
+  GemvHalfFn gemv_bf16, gemv_f16;
+  DotHalfFn dot_bf16, dot_f16;
+  CvtHalfFn cvt_bf16, cvt_f16;
+  GemmNNQ8Fn gemm_nn_q8;
+  GemvQ8Fn gemv_q8;
   const char* isa;  // "scalar" or "wasmsimd"
 };
 

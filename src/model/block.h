@@ -26,8 +26,12 @@ namespace attnscope::model {
 using ops::Activation;
 
 struct FeedForwardWeights {
-  std::span<const float> w1, b1, w2, b2;  // w1 [d_model,d_ff], b1 [d_ff], w2 [d_ff,d_model], b2 [d_model]
-  std::span<const float> w3, b3;          // gated (FeedForwardSettings::gated): the up projection, as w1 / b1
+  core::WeightSpan w1;                    // [d_model,d_ff] (a checkpoint's may be half-width: core/weights.h)
+  std::span<const float> b1;              // [d_ff]
+  core::WeightSpan w2;                    // [d_ff,d_model]
+  std::span<const float> b2;              // [d_model]
+  core::WeightSpan w3;                    // gated (FeedForwardSettings::gated): the up projection, as w1 / b1
+  std::span<const float> b3;
 };
 struct NormWeights {
   std::span<const float> gamma, beta;  // [d_model] each

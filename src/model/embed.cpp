@@ -7,6 +7,7 @@
 
 #include "model/block.h"
 #include "model/embedding.h"
+#include "ops/linear.h"
 #include "ops/positional.h"
 
 namespace attnscope::model {
@@ -19,10 +20,11 @@ void token_row(const EmbedArgs& a, std::int32_t id, const std::string& text, std
       std::copy(u->second.begin(), u->second.end(), out.begin());
       return;
     }
-    const auto table = (*a.params)["embedding.weight"];
+    // a checkpoint's table may be half-width: the row is widened as it is read
+    const core::WeightSpan table = a.params->weight("embedding.weight");
     const auto d = static_cast<std::size_t>(a.m->d_model);
     if (!table.empty() && id >= 0 && static_cast<std::size_t>(id) < table.size() / d) {
-      std::copy_n(table.data() + static_cast<std::size_t>(id) * d, d, out.begin());
+      ops::weight_row(table, static_cast<std::size_t>(id), d, out);
       return;
     }
     seeded_row(a.seed, static_cast<std::uint64_t>(static_cast<std::uint32_t>(id)), out);

@@ -10,9 +10,9 @@ namespace detail {
 
 core::Status check_feed_forward(const char* fn, const FeedForwardWeights& ff, int d_model, int d_ff) {
   using ops::Dims;
-  ATTN_TRY(ops::check_array(fn, "params.", "w1", ff.w1, Dims{"dModel*dFF", d_model, d_ff}));
+  ATTN_TRY(ops::check_array(fn, "params.", "w1", ff.w1.f32(), Dims{"dModel*dFF", d_model, d_ff}));
   ATTN_TRY(ops::check_array(fn, "params.", "b1", ff.b1, Dims{"dFF", d_ff}));
-  ATTN_TRY(ops::check_array(fn, "params.", "w2", ff.w2, Dims{"dFF*dModel", d_ff, d_model}));
+  ATTN_TRY(ops::check_array(fn, "params.", "w2", ff.w2.f32(), Dims{"dFF*dModel", d_ff, d_model}));
   ATTN_TRY(ops::check_array(fn, "params.", "b2", ff.b2, Dims{"dModel", d_model}));
   return core::Status::Ok();
 }

@@ -19,7 +19,7 @@ std::vector<double> lm_logits(const EmbedArgs& a, const RunVocab& vocab, std::sp
   if (e.rows == TokenRows::kTable && !e.seeded_fallback) count = std::max(count, e.vocab_size);
   std::vector<double> logits(static_cast<std::size_t>(std::max(count, 0)));
   if (count <= 0) return logits;
-  const auto table = (*a.params)["embedding.weight"];
+  const core::WeightSpan table = a.params->weight("embedding.weight");
   if (a.m->head.lm_head || (e.rows == TokenRows::kTable && !e.seeded_fallback && a.user->by_id.empty() &&
                             table.size() >= static_cast<std::size_t>(count) * static_cast<std::size_t>(d))) {
     // A checkpoint's head, in float32 as the frameworks compute it. One row only, so no GEMM (its packing of a
@@ -28,16 +28,15 @@ std::vector<double> lm_logits(const EmbedArgs& a, const RunVocab& vocab, std::sp
     std::vector<float> z(static_cast<std::size_t>(count), 0.0f);
     const auto V = static_cast<std::size_t>(count), D = static_cast<std::size_t>(d);
     if (a.m->head.lm_head) {
-      const auto w = (*a.params)["lm_head.weight"];
+      // one row through ops::linear: the same b + Σ_c h_c W[c, :] row update (float32), or the GEMV kernel for a
+      // half-width W
+      const core::WeightSpan w = a.params->weight("lm_head.weight");
       const auto b = (*a.params)["lm_head.bias"];
-      if (!b.empty()) std::copy_n(b.begin(), V, z.begin());
-      for (std::size_t c = 0; c < D; ++c) {
-        const float hc = h[c];
-        const float* row = w.data() + c * V;
-        for (std::size_t v = 0; v < V; ++v) z[v] += hc * row[v];
-      }
+      ops::linear(core::ConstMatView{h.data(), 1, d, d}, w, b.empty() ? b : b.first(V),
+                  core::MatView{z.data(), 1, count, count});
     } else {
-      for (std::size_t v = 0; v < V; ++v) z[v] = ops::dot(h, std::span<const float>(table.data() + v * D, D));
+      const std::span<const float> hd(h.data(), D);
+      for (std::size_t v = 0; v < V; ++v) z[v] = ops::weight_row_dot(hd, table, v);
     }
     std::copy(z.begin(), z.end(), logits.begin());
     // Gemma 2's final_logit_softcapping: tanh(logits / c) · c
@@ -101,7 +100,7 @@ std::vector<MaskPrediction> mask_predictions(const EmbedArgs& a, const SideTrace
     // h' = LN(act(h W_t + b_t)); logits = h' · Eᵀ + b
     std::span<const float> h(side.output.data() + static_cast<std::size_t>(i) * static_cast<std::size_t>(d),
                              static_cast<std::size_t>(d));
-    std::vector<float> t = ops::linear(h, 1, d, p["mlm.transform.weight"], d, p["mlm.transform.bias"]);
+    std::vector<float> t = ops::linear(h, 1, d, p.weight("mlm.transform.weight"), d, p["mlm.transform.bias"]);
     ops::activate(a.m->head.mlm_activation, t);
     t = layer_norm(t, 1, d, NormWeights{p["mlm.norm.weight"], p["mlm.norm.bias"]}, a.m->head.mlm_eps);
     std::vector<double> logits = lm_logits(a, none, t);

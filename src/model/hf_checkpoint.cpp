@@ -2,6 +2,8 @@
 // (hf_checkpoint.h). Layer: model.
 #include "model/hf_checkpoint.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <map>
 #include <utility>
@@ -178,7 +180,7 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin(std:
 
 core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin_shards(
     std::string_view config_json, TextEncoder tokenizer, const std::vector<std::span<const std::uint8_t>>& headers,
-    const std::vector<std::uint64_t>& file_sizes, const char* op) {
+    const std::vector<std::uint64_t>& file_sizes, const char* op, bool weights8) {
   std::unique_ptr<HfCheckpointLoader> l(new HfCheckpointLoader());
   l->op_ = op;
   // 1. config -> description; the tokenizer must fit the embedding table
@@ -254,12 +256,53 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin_shar
     }
   }
   // 3. the parameters, counted before anything is allocated
-  auto params = Parameters::declare(l->cfg_.description, Parameters::Init::kRequired, 0, op);
+  std::map<std::string, bool> half_target;  // parameter -> its file tensor is BF16 / F16
+  std::map<std::string, bool> q8_target;    // parameter -> quantised to Q8_0 (weights8)
+  for (const Shard& sh : l->shards_) {
+    for (const Mapped& m : sh.mapped) {
+      for (const TensorTarget& t : m.targets) {
+        half_target[t.name] = m.entry.dtype == "BF16" || m.entry.dtype == "F16";
+        // a PyTorch Linear weight [out, in] transposed to [in, out], blocks of 32 along in (as GGUF's Q8_0 rows)
+        q8_target[t.name] = weights8 && t.op == Op::kTranspose && t.name != "embedding.weight";
+      }
+    }
+  }
+  auto params = Parameters::declare(l->cfg_.description, Parameters::Init::kRequired, 0, op,
+                                    [&](const std::string& name, const std::vector<int>& shape) {
+                                      long long elements = 1;
+                                      for (const int d : shape) elements *= d;
+                                      if (q8_target.count(name) != 0 && q8_target.at(name)) {
+                                        return elements + elements / core::kQ8Block * 4;
+                                      }
+                                      auto it = half_target.find(name);
+                                      const bool half = it != half_target.end() && it->second && Parameters::stays_half(name, shape);
+                                      return elements * (half ? 2 : 4);
+                                    });
   if (!params.ok()) return params.status();
   l->params_ = std::move(params).value();
   for (const Shard& sh : l->shards_) {
     for (const Mapped& m : sh.mapped) {
-      for (const TensorTarget& t : m.targets) l->storage_[t.name] = l->params_.allocate(t.name);
+      const bool half = m.entry.dtype == "BF16" || m.entry.dtype == "F16";
+      const core::WeightType type = m.entry.dtype == "BF16" ? core::WeightType::kBF16 : core::WeightType::kF16;
+      for (const TensorTarget& t : m.targets) {
+        // matrices stay at the file's width; vectors (norms, biases) are small and read by float32 code
+        if (q8_target.at(t.name)) {
+          Storage st;
+          st.q8 = l->params_.allocate_q8(t.name);
+          st.pending.assign(core::kQ8Block, 0.0f);
+          st.out = t.rows;
+          st.in = t.cols;
+          l->storage_[t.name] = std::move(st);
+        } else if (half && Parameters::stays_half(t.name, l->params_.tensors().at(t.name).shape)) {
+          Storage st;
+          st.half = l->params_.allocate_half(t.name, type).data();
+          l->storage_[t.name] = std::move(st);
+        } else {
+          Storage st;
+          st.f32 = l->params_.allocate(t.name).data();
+          l->storage_[t.name] = std::move(st);
+        }
+      }
     }
   }
   l->encoder_ = std::move(tokenizer);
@@ -267,40 +310,84 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin_shar
   return l;
 }
 
+namespace {
+
+// Element e of a file tensor, value v, to its place in target t's storage dst (TensorTarget::Op).
+template <class T>
+void scatter(const TensorTarget& t, T* dst, std::uint64_t e, T v) {
+  switch (t.op) {
+    case Op::kCopy: dst[e] = v; break;
+    case Op::kTranspose: {  // [rows=out, cols=in] -> [in, out]
+      const std::uint64_t r = e / static_cast<std::uint64_t>(t.cols), c = e % static_cast<std::uint64_t>(t.cols);
+      dst[c * static_cast<std::uint64_t>(t.rows) + r] = v;
+      break;
+    }
+    case Op::kColumns: {
+      const std::uint64_t r = e / static_cast<std::uint64_t>(t.total), c = e % static_cast<std::uint64_t>(t.total);
+      if (c >= static_cast<std::uint64_t>(t.first) && c < static_cast<std::uint64_t>(t.first + t.cols)) {
+        dst[r * static_cast<std::uint64_t>(t.cols) + (c - static_cast<std::uint64_t>(t.first))] = v;
+      }
+      break;
+    }
+    case Op::kRowsTransposed: {  // rows [first, first + cols) of [total, rows=in] -> [in, cols]
+      const std::uint64_t r = e / static_cast<std::uint64_t>(t.rows), c = e % static_cast<std::uint64_t>(t.rows);
+      if (r >= static_cast<std::uint64_t>(t.first) && r < static_cast<std::uint64_t>(t.first + t.cols)) {
+        dst[c * static_cast<std::uint64_t>(t.cols) + (r - static_cast<std::uint64_t>(t.first))] = v;
+      }
+      break;
+    }
+  }
+}
+
+// GGUF's Q8_0 (ggml quantize_row_q8_0_ref): scale = max|v| / 127, q = round(v / scale); the scale is kept as float32
+// (ggml stores it as F16). A non-finite value gives a non-finite scale, which check_finite reports.
+void quantize_q8_block(const float* v, std::int8_t* q, float& scale) {
+  float amax = 0.0f;
+  for (int t = 0; t < core::kQ8Block; ++t) amax = std::isfinite(v[t]) ? std::max(amax, std::fabs(v[t])) : v[t];
+  scale = amax / 127.0f;
+  const float inv = scale != 0.0f && std::isfinite(scale) ? 1.0f / scale : 0.0f;
+  for (int t = 0; t < core::kQ8Block; ++t) q[t] = static_cast<std::int8_t>(std::lround(v[t] * inv));
+}
+
+}  // namespace
+
 core::Status HfCheckpointLoader::write(Mapped& m, const std::uint8_t* src, std::uint64_t first, std::uint64_t count) {
-  // widen in blocks, then scatter each element to its targets
+  // widen in blocks (f32 targets) or copy the 16-bit patterns (half-width targets), then scatter each element
   constexpr std::uint64_t kBlock = 16384;
   float buf[kBlock];
   for (std::uint64_t done = 0; done < count; done += kBlock) {
     const std::uint64_t k = std::min(kBlock, count - done);
-    io::to_f32(m.entry.dtype, src + done * m.entry.elem, static_cast<std::size_t>(k), buf);
+    const std::uint8_t* block = src + done * m.entry.elem;
+    bool widened = false;
     for (const TensorTarget& t : m.targets) {
-      float* dst = storage_.at(t.name).data();
-      for (std::uint64_t i = 0; i < k; ++i) {
-        const std::uint64_t e = first + done + i;
-        switch (t.op) {
-          case Op::kCopy: dst[e] = buf[i]; break;
-          case Op::kTranspose: {  // [rows=out, cols=in] -> [in, out]
-            const std::uint64_t r = e / static_cast<std::uint64_t>(t.cols), c = e % static_cast<std::uint64_t>(t.cols);
-            dst[c * static_cast<std::uint64_t>(t.rows) + r] = buf[i];
-            break;
-          }
-          case Op::kColumns: {
-            const std::uint64_t r = e / static_cast<std::uint64_t>(t.total), c = e % static_cast<std::uint64_t>(t.total);
-            if (c >= static_cast<std::uint64_t>(t.first) && c < static_cast<std::uint64_t>(t.first + t.cols)) {
-              dst[r * static_cast<std::uint64_t>(t.cols) + (c - static_cast<std::uint64_t>(t.first))] = buf[i];
-            }
-            break;
-          }
-          case Op::kRowsTransposed: {  // rows [first, first + cols) of [total, rows=in] -> [in, cols]
-            const std::uint64_t r = e / static_cast<std::uint64_t>(t.rows), c = e % static_cast<std::uint64_t>(t.rows);
-            if (r >= static_cast<std::uint64_t>(t.first) && r < static_cast<std::uint64_t>(t.first + t.cols)) {
-              dst[c * static_cast<std::uint64_t>(t.cols) + (r - static_cast<std::uint64_t>(t.first))] = buf[i];
-            }
-            break;
+      Storage& st = storage_.at(t.name);
+      if (st.q8.q != nullptr) {
+        if (!widened) io::to_f32(m.entry.dtype, block, static_cast<std::size_t>(k), buf);
+        widened = true;
+        for (std::uint64_t i = 0; i < k; ++i) {
+          const std::uint64_t e = first + done + i;
+          const auto r = static_cast<std::int64_t>(e / static_cast<std::uint64_t>(st.in));
+          const auto c = static_cast<std::int64_t>(e % static_cast<std::uint64_t>(st.in));
+          st.pending[static_cast<std::size_t>(c % core::kQ8Block)] = buf[i];
+          if (c % core::kQ8Block == core::kQ8Block - 1 || c == st.in - 1) {  // a block complete, or the row's last
+            const std::int64_t at = (c / core::kQ8Block) * st.out + r;
+            quantize_q8_block(st.pending.data(), st.q8.q + at * core::kQ8Block, st.q8.scales[at]);
+            std::fill(st.pending.begin(), st.pending.end(), 0.0f);  // a partial last block is zero-padded
           }
         }
+        continue;
       }
+      if (st.half != nullptr) {
+        for (std::uint64_t i = 0; i < k; ++i) {
+          const auto bits = static_cast<std::uint16_t>(block[2 * i] | (block[2 * i + 1] << 8));  // little-endian
+          scatter(t, st.half, first + done + i, bits);
+        }
+        continue;
+      }
+      if (!widened) io::to_f32(m.entry.dtype, block, static_cast<std::size_t>(k), buf);
+      widened = true;
+      float* dst = st.f32;
+      for (std::uint64_t i = 0; i < k; ++i) scatter(t, dst, first + done + i, buf[i]);
     }
   }
   m.done = first + count;

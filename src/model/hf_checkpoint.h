@@ -10,7 +10,9 @@
 // Weights are read in chunks: begin() takes the file's header (the first bytes and the total size), maps every
 // tensor to attnscope's names (docs/model.md; with or without the base-model prefix, LayerNorm gamma/beta too),
 // checks that each required tensor is present with its shape and a float dtype, and counts the parameters
-// before allocating anything; feed() widens each chunk straight into the parameters (GPT-2's fused c_attn split
+// before allocating anything; feed() writes each chunk straight into the parameters: BF16 / F16 matrices keep their
+// 16-bit values (widened later inside the kernels, so a 1B model's 2.5 GB of BF16 fits wasm32), everything else is
+// widened to f32 (GPT-2's fused c_attn split
 // into q/k/v, BERT's Linear weights transposed to [in, out]); finish() builds the model. Tensors the model
 // does not use are skipped whatever their dtype or shape. The file never exists twice in memory.
 #pragma once
@@ -74,11 +76,14 @@ class HfCheckpointLoader {
   static core::Result<std::unique_ptr<HfCheckpointLoader>> begin(std::string_view config_json, TextEncoder tokenizer,
                                                                  std::span<const std::uint8_t> header,
                                                                  std::uint64_t file_size, const char* op);
+  // weights8 (loadPretrained's option): every projection and untied head matrix is quantised to Q8_0 blocks (32
+  // values along the input dimension, the last block zero-padded) as it loads (kernels.h; about 1.06 bytes per weight, approximate results); the
+  // embedding table stays at its stored width.
   // A sharded checkpoint (model.safetensors.index.json's files, in any order): each shard's header and size. A
   // tensor the model needs that is in no shard, or in two, is an error naming it.
   static core::Result<std::unique_ptr<HfCheckpointLoader>> begin_shards(
       std::string_view config_json, TextEncoder tokenizer, const std::vector<std::span<const std::uint8_t>>& headers,
-      const std::vector<std::uint64_t>& file_sizes, const char* op);
+      const std::vector<std::uint64_t>& file_sizes, const char* op, bool weights8 = false);
   // The file's bytes [offset, offset + bytes.size()); chunks arrive in order, any size.
   core::Status feed(std::uint64_t offset, std::span<const std::uint8_t> bytes);
   // The same for shard `shard` (begin_shards' order); each shard's chunks in order, shards in any order.
@@ -113,7 +118,15 @@ class HfCheckpointLoader {
     std::size_t cursor = 0;  // first mapped tensor not complete
   };
   std::vector<Shard> shards_;
-  std::map<std::string, std::span<float>> storage_;  // each target's storage in params_
+  // each target's storage in params_: float32, or (a BF16 / F16 matrix, kept at its width: issue 30) 16-bit
+  struct Storage {
+    float* f32 = nullptr;
+    std::uint16_t* half = nullptr;
+    Parameters::Q8Storage q8;           // weights8: quantised block by block as the file's rows arrive
+    std::vector<float> pending;         // weights8: the current block's values (32)
+    int out = 0, in = 0;                // weights8: the PyTorch weight's [out, in]
+  };
+  std::map<std::string, Storage> storage_;
 };
 
 }  // namespace attnscope::model

@@ -12,5 +12,7 @@ inline constexpr int kMaxPositions = 1 << 16;
 inline constexpr int kMaxTokensLimit = 1 << 16;
 // Floats of parameters per model: 3 GiB of float32 leaves room for the activations of a run under 4 GiB.
 inline constexpr long long kMaxParameters = 3LL << 28;
+// Bytes of a checkpoint's parameters at their stored width (BF16 / F16 matrices stay 2 bytes: issue 30): 3 GiB.
+inline constexpr long long kMaxParameterBytes = 3LL << 30;
 
 }  // namespace attnscope::model

@@ -6,6 +6,7 @@
 
 #include "core/check.h"
 #include "core/text.h"
+#include "ops/linear.h"
 #include "model/embedding.h"
 #include "model/limits.h"
 
@@ -22,11 +23,15 @@ long long product(const std::vector<int>& shape) {
 }  // namespace
 
 void Parameters::declare_one(const std::string& name, std::vector<int> shape, Init init) {
-  tensors_[name] = Tensor{std::move(shape), {}, init};
+  Tensor t;
+  t.shape = std::move(shape);
+  t.init = init;
+  tensors_[name] = std::move(t);
 }
 
 core::Result<Parameters> Parameters::declare(const ModelDescription& m, Init init_weights, std::uint64_t seed_value,
-                                             const char* op) {
+                                             const char* op,
+                                             const std::function<long long(const std::string&, const std::vector<int>&)>& bytes_of) {
   (void)seed_value;
   Parameters p;
   const int d = m.d_model, f = m.d_ff;
@@ -123,9 +128,17 @@ core::Result<Parameters> Parameters::declare(const ModelDescription& m, Init ini
     norm("mlm.norm.");
     p.declare_one("mlm.bias", {v}, bias);
   }
-  long long total = 0;
+  long long total = 0, bytes = 0;
   for (const auto& [name, t] : p.tensors_) {
     if (t.init != Init::kOptional) total += product(t.shape);
+    if (bytes_of) bytes += bytes_of(name, t.shape);
+  }
+  if (bytes_of) {
+    if (bytes <= kMaxParameterBytes) return p;
+    return core::range_error(op, "weights",
+                             "the model's weights take " + std::to_string(bytes) + " bytes, more than " +
+                                 std::to_string(kMaxParameterBytes) +
+                                 " (3 GiB; the wasm heap is at most 4 GiB and the activations need the rest)");
   }
   if (total > kMaxParameters) {
     return core::range_error(op, "dModel",
@@ -172,7 +185,7 @@ core::Status Parameters::store(const std::string& name, const std::vector<int>& 
 core::Status Parameters::check_complete(const char* op, const char* arg,
                                         const std::function<std::string(const std::string&)>& display) const {
   for (const auto& [name, t] : tensors_) {
-    if (t.init == Init::kRequired && t.data.empty()) {
+    if (t.init == Init::kRequired && t.data.empty() && t.half.empty() && t.q8.empty()) {
       return core::invalid_error(op, arg, std::string(arg) + ": tensor " + core::quote_name(display(name)) + " " +
                                               core::shape_text(t.shape) + " is missing");
     }
@@ -186,9 +199,49 @@ std::span<float> Parameters::allocate(const std::string& name) {
   return t.data;
 }
 
+bool Parameters::stays_half(const std::string& name, const std::vector<int>& shape) {
+  return shape.size() == 2 && name != "positional.weight" && name != "token_type.weight";
+}
+
+Parameters::Q8Storage Parameters::allocate_q8(const std::string& name) {
+  Tensor& t = tensors_.at(name);
+  // [in, out]: ceil(in / 32) block rows of out blocks, the last zero-padded
+  const auto blocks = static_cast<std::size_t>((t.shape[0] + core::kQ8Block - 1) / core::kQ8Block) *
+                      static_cast<std::size_t>(t.shape[1]);
+  t.q8.assign(blocks * core::kQ8Block, std::int8_t{0});
+  t.q8_scales.assign(blocks, 0.0f);
+  t.type = core::WeightType::kQ8_0;
+  return Q8Storage{t.q8.data(), t.q8_scales.data()};
+}
+
+std::span<std::uint16_t> Parameters::allocate_half(const std::string& name, core::WeightType type) {
+  Tensor& t = tensors_.at(name);
+  t.half.assign(static_cast<std::size_t>(product(t.shape)), std::uint16_t{0});
+  t.type = type;
+  return t.half;
+}
+
 core::Status Parameters::check_finite(const char* op, const char* arg,
                                       const std::function<std::string(const std::string&)>& display) const {
   for (const auto& [name, t] : tensors_) {
+    // half-width: an all-ones exponent (BF16 0x7F80, F16 0x7C00) is an infinity or a NaN
+    const std::uint16_t exp_mask = t.type == core::WeightType::kBF16 ? 0x7F80 : 0x7C00;
+    for (std::size_t i = 0; i < t.half.size(); ++i) {
+      if ((t.half[i] & exp_mask) == exp_mask) {
+        float v = 0.0f;
+        ops::weight_row(weight(name), i, 1, std::span<float>(&v, 1));
+        return core::range_error(op, arg,
+                                 std::string(arg) + ": tensor " + core::quote_name(display(name)) + " has a value (" +
+                                     core::format_number(v) + ") that is not finite");
+      }
+    }
+    for (const float s : t.q8_scales) {  // a block holding an infinity or a NaN has a scale that is not finite
+      if (!std::isfinite(s)) {
+        return core::range_error(op, arg,
+                                 std::string(arg) + ": tensor " + core::quote_name(display(name)) +
+                                     " has a value that is not finite");
+      }
+    }
     for (std::size_t i = 0; i < t.data.size(); ++i) {
       if (!std::isfinite(t.data[i])) {
         return core::range_error(op, arg,
@@ -202,7 +255,16 @@ core::Status Parameters::check_finite(const char* op, const char* arg,
 
 bool Parameters::has(const std::string& name) const {
   auto it = tensors_.find(name);
-  return it != tensors_.end() && !it->second.data.empty();
+  return it != tensors_.end() && (!it->second.data.empty() || !it->second.half.empty() || !it->second.q8.empty());
+}
+
+core::WeightSpan Parameters::weight(const std::string& name) const {
+  auto it = tensors_.find(name);
+  if (it == tensors_.end()) return {};
+  const Tensor& t = it->second;
+  if (!t.half.empty()) return core::WeightSpan(t.half.data(), t.half.size(), t.type);
+  if (!t.q8.empty()) return core::WeightSpan::q8_0(t.q8.data(), t.q8_scales.data(), t.q8.size());
+  return std::span<const float>(t.data);
 }
 
 std::span<const float> Parameters::operator[](const std::string& name) const {
@@ -212,7 +274,7 @@ std::span<const float> Parameters::operator[](const std::string& name) const {
 
 long long Parameters::count() const {
   long long total = 0;
-  for (const auto& [name, t] : tensors_) total += static_cast<long long>(t.data.size());
+  for (const auto& [name, t] : tensors_) total += static_cast<long long>(t.data.size() + t.half.size() + t.q8.size());
   return total;
 }
 

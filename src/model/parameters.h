@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "core/weights.h"
 #include "model/description.h"
 
 namespace attnscope::model {
@@ -29,12 +30,21 @@ class Parameters {
     std::vector<int> shape;
     std::vector<float> data;  // empty until loaded for kRequired / kOptional
     Init init = Init::kZeros;
+    // A checkpoint's BF16 / F16 matrix kept at its stored width (issue 30): its bits, and `data` stays empty.
+    std::vector<std::uint16_t> half;
+    core::WeightType type = core::WeightType::kF32;
+    // loadPretrained's weights8: a [in, out] matrix quantised to Q8_0 blocks (kernels.h layout), `data` empty.
+    std::vector<std::int8_t> q8;
+    std::vector<float> q8_scales;
   };
 
   // Every parameter `m` has, with `init_weights` for matrices (kXavier for createModel, kRequired for
   // checkpoints). Counts the floats first: a model above kMaxParameters is an error naming `op` and the sizes.
-  static core::Result<Parameters> declare(const ModelDescription& m, Init init_weights, std::uint64_t seed,
-                                          const char* op);
+  // `bytes_of(name, shape)`, when given, counts bytes at the stored width instead (a checkpoint whose BF16
+  // matrices stay 2 bytes): a model above kMaxParameterBytes is then the error.
+  static core::Result<Parameters> declare(
+      const ModelDescription& m, Init init_weights, std::uint64_t seed, const char* op,
+      const std::function<long long(const std::string&, const std::vector<int>&)>& bytes_of = nullptr);
 
   // Fills the seeded tensors (kXavier / kZeros / kOnes / kPositions); call after declare() for createModel.
   void seed(std::uint64_t seed);
@@ -51,14 +61,27 @@ class Parameters {
   // Streaming loads (checkpoints): the tensor's storage, allocated (zeros) to its shape, written in place; then
   // check_finite() once everything has arrived.
   std::span<float> allocate(const std::string& name);
+  // Whether a BF16 / F16 file tensor for parameter `name` stays half-width: the matrices every reader takes through
+  // weight() (projections, embedding and head tables); vectors and the position / token-type tables are widened.
+  static bool stays_half(const std::string& name, const std::vector<int>& shape);
+  // A [in, out] matrix stored as Q8_0 blocks (kernels.h): values [ceil(in/32)·32·out] and scales [ceil(in/32)·out].
+  struct Q8Storage {
+    std::int8_t* q = nullptr;
+    float* scales = nullptr;
+  };
+  Q8Storage allocate_q8(const std::string& name);
+  // The same for a matrix kept half-width (type kBF16 or kF16): its 16-bit storage, zeros.
+  std::span<std::uint16_t> allocate_half(const std::string& name, core::WeightType type);
   core::Status check_finite(const char* op, const char* arg,
                             const std::function<std::string(const std::string&)>& display) const;
 
   bool has(const std::string& name) const;
-  // The tensor's values (empty span when absent or not loaded).
+  // The tensor's float32 values (empty span when absent, not loaded, or kept half-width: use weight()).
   std::span<const float> operator[](const std::string& name) const;
+  // The tensor at its stored width: float32 or half-width (empty when absent or not loaded).
+  core::WeightSpan weight(const std::string& name) const;
   const std::map<std::string, Tensor>& tensors() const { return tensors_; }
-  long long count() const;  // floats held
+  long long count() const;  // values held (float32 and half-width)
 
  private:
   void declare_one(const std::string& name, std::vector<int> shape, Init init);

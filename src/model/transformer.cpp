@@ -116,15 +116,16 @@ void Transformer::bind_weights() {
       if (b.kind == BlockKind::kAttention) {
         auto mha = [&](const std::string& p) {
           attention::MhaWeights x;
-          x.wq = params_[p + "wq"], x.wk = params_[p + "wk"], x.wv = params_[p + "wv"], x.wo = params_[p + "wo"];
+          x.wq = params_.weight(p + "wq"), x.wk = params_.weight(p + "wk"), x.wv = params_.weight(p + "wv");
+          x.wo = params_.weight(p + "wo");
           x.bq = params_[p + "bq"], x.bk = params_[p + "bk"], x.bv = params_[p + "bv"], x.bo = params_[p + "bo"];
           return x;
         };
         bw.self_attn = mha(b.prefix + "self_attn.");
         if (b.cross) bw.cross_attn = mha(b.prefix + "cross_attn.");
-        bw.ff = FeedForwardWeights{params_[b.prefix + "linear1.weight"], params_[b.prefix + "linear1.bias"],
-                                   params_[b.prefix + "linear2.weight"], params_[b.prefix + "linear2.bias"],
-                                   params_[b.prefix + "linear3.weight"], params_[b.prefix + "linear3.bias"]};
+        bw.ff = FeedForwardWeights{params_.weight(b.prefix + "linear1.weight"), params_[b.prefix + "linear1.bias"],
+                                   params_.weight(b.prefix + "linear2.weight"), params_[b.prefix + "linear2.bias"],
+                                   params_.weight(b.prefix + "linear3.weight"), params_[b.prefix + "linear3.bias"]};
         for (int k = 0; k < (b.cross ? 3 : 2); ++k) {
           const std::string p = b.prefix + "norm" + std::to_string(k + 1) + ".";
           bw.norm[k] = NormWeights{params_[p + "weight"], params_[p + "bias"]};
@@ -145,7 +146,7 @@ void Transformer::bind_weights() {
 std::vector<std::pair<std::string, std::vector<int>>> Transformer::parameter_shapes() const {
   std::vector<std::pair<std::string, std::vector<int>>> out;
   for (const auto& [name, t] : params_.tensors()) {
-    if (!t.data.empty()) out.emplace_back(name, t.shape);
+    if (!t.data.empty() || !t.half.empty() || !t.q8.empty()) out.emplace_back(name, t.shape);
   }
   return out;
 }

@@ -10,6 +10,8 @@
 
 namespace attnscope::ops {
 
+static_assert(kernels::kQ8Block == core::kQ8Block, "one Q8_0 block size");
+
 namespace {
 
 // Column blocks are whole 8-wide panels of the SIMD GEMM and at least 64 columns, so a split adds no
@@ -24,14 +26,15 @@ constexpr std::int64_t kRowGrain = 4;  // x 4 = 16 rows
 // c = alpha · a · op(b) (+ bias) with op(b) = b [k, n] (nt false) or bᵀ, b [n, k] (nt true); the
 // pieces of C are disjoint and each is an ordinary call of the kernel, so results equal the
 // single-threaded ones bit for bit (a piece sums over the same k in the same order).
-void gemm(bool nt, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
-          const float* bias, float* c, int ldc) {
-  const kernels::KernelTable& kt = kernels::active_kernels();
+// T is float, or std::uint16_t for half-width B (nn only), with `kernel` the matching KernelTable slot.
+template <class T, class Kernel>
+void gemm(bool nt, int m, int n, int k, float alpha, const float* a, int lda, const T* b, int ldb, const float* bias,
+          float* c, int ldc, Kernel kernel) {
   const auto call = [&](int i0, int i1, int j0, int j1) {
-    const float* b_j = nt ? b + static_cast<std::ptrdiff_t>(j0) * ldb : b + j0;
+    const T* b_j = nt ? b + static_cast<std::ptrdiff_t>(j0) * ldb : b + j0;
     const float* bias_j = bias != nullptr ? bias + j0 : nullptr;
-    (nt ? kt.gemm_nt : kt.gemm_nn)(i1 - i0, j1 - j0, k, alpha, a + static_cast<std::ptrdiff_t>(i0) * lda, lda, b_j,
-                                   ldb, bias_j, c + static_cast<std::ptrdiff_t>(i0) * ldc + j0, ldc);
+    kernel(i1 - i0, j1 - j0, k, alpha, a + static_cast<std::ptrdiff_t>(i0) * lda, lda, b_j, ldb, bias_j,
+           c + static_cast<std::ptrdiff_t>(i0) * ldc + j0, ldc);
   };
   const double flops = 2.0 * m * n * k;
   const std::int64_t col_blocks = (n + kColBlock - 1) / kColBlock;
@@ -47,17 +50,67 @@ void gemm(bool nt, int m, int n, int k, float alpha, const float* a, int lda, co
   });
 }
 
+// One row times a half-width W [in, out]: the GEMV kernel over column blocks of 256 (the pool's pieces, as the
+// float32 row update below), each weight read once.
+void gemv_x16(core::ConstMatView x, const core::WeightSpan& w, std::span<const float> b, core::MatView y) {
+  const kernels::KernelTable& kt = kernels::active_kernels();
+  const kernels::GemvHalfFn gemv = w.type == core::WeightType::kBF16 ? kt.gemv_bf16 : kt.gemv_f16;
+  const std::uint16_t* bits = w.bits();
+  const std::int64_t blocks = (y.cols + 255) / 256;
+  core::parallel_for(blocks, 1, 2.0 * x.cols * y.cols, [&](std::int64_t begin, std::int64_t end, int) {
+    const int j0 = static_cast<int>(begin * 256);
+    const int j1 = static_cast<int>(std::min<std::int64_t>(end * 256, y.cols));
+    gemv(x.cols, j1 - j0, x.data, bits + j0, y.cols, b.empty() ? nullptr : b.data() + j0, y.data + j0);
+  });
+}
+
+// x · W for a Q8_0 W [in, out] (kernels.h layout, ldb = out): the GEMV kernel for one row, else the GEMM; column
+// blocks of 256 go to the pool (a block of the layout holds one column, so a column range is a pointer offset).
+void linear_q8(core::ConstMatView x, const core::WeightSpan& w, std::span<const float> b, core::MatView y) {
+  const kernels::KernelTable& kt = kernels::active_kernels();
+  const std::int64_t blocks = (y.cols + 255) / 256;
+  const double flops = 2.0 * x.rows * x.cols * y.cols;
+  core::parallel_for(blocks, 1, flops, [&](std::int64_t begin, std::int64_t end, int) {
+    const int j0 = static_cast<int>(begin * 256);
+    const int j1 = static_cast<int>(std::min<std::int64_t>(end * 256, y.cols));
+    const std::int8_t* q = w.q8() + static_cast<std::ptrdiff_t>(j0) * kernels::kQ8Block;
+    const float* bias = b.empty() ? nullptr : b.data() + j0;
+    if (x.rows == 1) {
+      kt.gemv_q8(x.cols, j1 - j0, x.data, q, w.scales + j0, y.cols, bias, y.data + j0);
+    } else {
+      kt.gemm_nn_q8(x.rows, j1 - j0, x.cols, 1.0f, x.data, x.ld, q, w.scales + j0, y.cols, bias, y.data + j0, y.ld);
+    }
+  });
+}
+
 }  // namespace
 
 void matmul_nn(core::ConstMatView a, core::ConstMatView b, core::MatView c, float alpha, const float* bias) {
-  gemm(false, a.rows, b.cols, a.cols, alpha, a.data, a.ld, b.data, b.ld, bias, c.data, c.ld);
+  gemm(false, a.rows, b.cols, a.cols, alpha, a.data, a.ld, b.data, b.ld, bias, c.data, c.ld,
+       kernels::active_kernels().gemm_nn);
 }
 
 void matmul_nt(core::ConstMatView a, core::ConstMatView b, core::MatView c, float alpha) {
-  gemm(true, a.rows, b.rows, a.cols, alpha, a.data, a.ld, b.data, b.ld, nullptr, c.data, c.ld);
+  gemm(true, a.rows, b.rows, a.cols, alpha, a.data, a.ld, b.data, b.ld, nullptr, c.data, c.ld,
+       kernels::active_kernels().gemm_nt);
 }
 
-void linear(core::ConstMatView x, std::span<const float> w, std::span<const float> b, core::MatView y) {
+void linear(core::ConstMatView x, const core::WeightSpan& wv, std::span<const float> b, core::MatView y) {
+  if (wv.type == core::WeightType::kQ8_0) {
+    linear_q8(x, wv, b, y);
+    return;
+  }
+  if (!wv.is_f32()) {
+    if (x.rows == 1) {
+      gemv_x16(x, wv, b, y);
+      return;
+    }
+    const kernels::KernelTable& kt = kernels::active_kernels();
+    gemm(false, x.rows, y.cols, x.cols, 1.0f, x.data, x.ld, wv.bits(), y.cols, b.empty() ? nullptr : b.data(), y.data,
+         y.ld, wv.type == core::WeightType::kBF16 ? kt.gemm_nn_bf16 : kt.gemm_nn_f16);
+    return;
+  }
+  const std::span<const float> w = wv.f32();
   if (x.rows == 1) {
     // One row (a decoding step): y = b + Σ_k x_k W[k, :], row updates the compiler vectorises. The GEMM would
     // pack all of W into panels first, which for one row costs more than the product (GPT-2: 85 M floats per
@@ -78,15 +131,30 @@ void linear(core::ConstMatView x, std::span<const float> w, std::span<const floa
     });
     return;
   }
-  const core::ConstMatView wv{w.data(), x.cols, y.cols, y.cols};
-  matmul_nn(x, wv, y, 1.0f, b.empty() ? nullptr : b.data());
+  matmul_nn(x, core::ConstMatView{w.data(), x.cols, y.cols, y.cols}, y, 1.0f, b.empty() ? nullptr : b.data());
 }
 
-std::vector<float> linear(std::span<const float> x, int n, int in, std::span<const float> w, int out,
+std::vector<float> linear(std::span<const float> x, int n, int in, const core::WeightSpan& w, int out,
                           std::span<const float> b) {
   std::vector<float> y(static_cast<std::size_t>(n) * static_cast<std::size_t>(out));
   linear(core::as_view(x, n, in), w, b, core::MatView{y.data(), n, out, out});
   return y;
+}
+
+void weight_row(const core::WeightSpan& w, std::size_t row, std::size_t cols, std::span<float> out) {
+  if (w.is_f32()) {
+    std::copy_n(w.f32().data() + row * cols, cols, out.begin());
+    return;
+  }
+  const kernels::KernelTable& kt = kernels::active_kernels();
+  (w.type == core::WeightType::kBF16 ? kt.cvt_bf16 : kt.cvt_f16)(cols, w.bits() + row * cols, out.data());
+}
+
+float weight_row_dot(std::span<const float> h, const core::WeightSpan& w, std::size_t row) {
+  const kernels::KernelTable& kt = kernels::active_kernels();
+  const std::size_t d = h.size();
+  if (w.is_f32()) return kt.dot(d, h.data(), w.f32().data() + row * d);
+  return (w.type == core::WeightType::kBF16 ? kt.dot_bf16 : kt.dot_f16)(d, h.data(), w.bits() + row * d);
 }
 
 }  // namespace attnscope::ops

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "core/weights.h"
 
 namespace attnscope::ops {
 
@@ -18,11 +19,17 @@ void matmul_nn(core::ConstMatView a, core::ConstMatView b, core::MatView c, floa
 // c[m,n] = alpha * a[m,k] · b[n,k]ᵀ: the Q·Kᵀ form, each row of b is a key. Overwrites c.
 void matmul_nt(core::ConstMatView a, core::ConstMatView b, core::MatView c, float alpha = 1.0f);
 
-// y[n, out] = x[n, in] · w[in, out] + b[out]; w is stored [in, out] (contiguous), b may be empty.
-void linear(core::ConstMatView x, std::span<const float> w, std::span<const float> b, core::MatView y);
+// y[n, out] = x[n, in] · w[in, out] + b[out]; w is stored [in, out] (contiguous), b may be empty. w may be
+// half-width (BF16 / F16, core/weights.h): widened inside the kernels, never copied whole.
+void linear(core::ConstMatView x, const core::WeightSpan& w, std::span<const float> b, core::MatView y);
 
 // Allocating form: returns x[n, in] · w[in, out] + b as a new [n, out] row-major vector.
-std::vector<float> linear(std::span<const float> x, int n, int in, std::span<const float> w, int out,
+std::vector<float> linear(std::span<const float> x, int n, int in, const core::WeightSpan& w, int out,
                           std::span<const float> b);
+
+// Row `row` of a [rows, cols] weight table (an embedding), widened to float32 into out (cols floats).
+void weight_row(const core::WeightSpan& w, std::size_t row, std::size_t cols, std::span<float> out);
+// h · row `row` of a [rows, cols] weight table (a tied head's logit), accumulated in float32.
+float weight_row_dot(std::span<const float> h, const core::WeightSpan& w, std::size_t row);
 
 }  // namespace attnscope::ops
