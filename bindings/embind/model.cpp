@@ -80,6 +80,18 @@ val side_out(val o, const model::SideTrace& s) {
     set_if(l, "ffHidden", L.ff_hidden);
     set_if(l, "ffOutput", L.ff_output);
     l.set("output", f32_out(L.output));
+    if (L.has_summary) {  // run option summaries: per head, and top-k keys per row [H, nReal, k]
+      const auto& S = L.summary;
+      val sum = val::object();
+      sum.set("entropy", f32_out(S.entropy));
+      sum.set("distance", f32_out(S.distance));
+      sum.set("sink", f32_out(S.sink));
+      sum.set("topK", val(S.top_k));
+      sum.set("topIds", i32_out(S.top_ids));
+      sum.set("topWeights", f32_out(S.top_weights));
+      val att = l["attention"];
+      att.set("summary", sum);
+    }
     if (!L.lens_ids.empty()) {  // run option lens: { ids, probs } [n, k]
       val lens = val::object();
       lens.set("ids", i32_out(L.lens_ids));
@@ -103,7 +115,7 @@ val top_out(const model::TopK& t) {
   return o;
 }
 
-val trace_out(const model::RunTrace& r, bool log_probs) {
+val trace_out(const model::RunTrace& r, bool log_probs, bool heads_list) {
   val o = val::object();
   o.set("dModel", val(r.d_model));
   o.set("numHeads", val(r.num_heads));
@@ -122,6 +134,17 @@ val trace_out(const model::RunTrace& r, bool log_probs) {
   }
   if (log_probs) o.set("logProbs", f32_out(r.log_probs));  // only when asked for (a one-token text: empty)
   if (r.has_source) o.set("source", side_out(val::object(), r.source));
+  if (heads_list) {  // run option heads: the listed maps, in the order asked
+    val heads = val::array();
+    for (std::size_t i = 0; i < r.heads.size(); ++i) {
+      val h = val::object();
+      h.set("layer", val(r.heads[i].layer));
+      h.set("head", val(r.heads[i].head));
+      h.set("weights", f32_out(r.heads[i].weights));
+      heads.set(i, h);
+    }
+    o.set("heads", heads);
+  }
   if (r.positional_rows > 0) {
     o.set("positionalTable", f32_out(r.positional_table));
     o.set("positionalRows", val(r.positional_rows));
@@ -234,8 +257,9 @@ val ModelHandle::config() const {
 }
 
 // input: { text } or { source, target }; options: { trace, full, fullSource, positionalTable, padTo,
-// padMultiple, topK, logProbs, ablate (Int32Array of layer, head pairs), lens } as checked by model.js (JS types
-// only).
+// padMultiple, topK, logProbs, ablate (Int32Array of layer, head pairs), lens, heads ('all' | 'none' | 'list'),
+// headList (Int32Array of layer, head pairs), summaries (top-k per row, a number) } as checked by model.js (JS
+// types only).
 val ModelHandle::run(val input, val options) const {
   model::RunOptions o;
   if (given(options["trace"])) {
@@ -253,10 +277,25 @@ val ModelHandle::run(val input, val options) const {
   const std::vector<std::int32_t> ablate = i32_in(options["ablate"]);
   for (std::size_t i = 0; i + 1 < ablate.size(); i += 2) o.ablate.emplace_back(ablate[i], ablate[i + 1]);
   if (given(options["lens"])) o.lens = options["lens"].as<int>();
+  // heads: 'all' | 'none' | 'list' with headList (Int32Array of layer, head pairs); without trace, 'none' and
+  // 'list' run at trace 'none' (the only level they allow)
+  if (given(options["heads"])) {
+    const std::string mode = options["heads"].as<std::string>();
+    if (mode != "all") {
+      o.heads_mode = mode == "none" ? model::RunOptions::Heads::kNone : model::RunOptions::Heads::kList;
+      if (!given(options["trace"])) o.level = model::TraceLevel::kNone;
+      const std::vector<std::int32_t> heads = i32_in(options["headList"]);
+      for (std::size_t i = 0; i + 1 < heads.size(); i += 2) o.heads.emplace_back(heads[i], heads[i + 1]);
+    }
+  }
+  if (given(options["summaries"])) {
+    o.summaries = true;
+    o.summary_top_k = int_in(options["summaries"], o.summary_top_k);
+  }
   auto r = given(input["text"]) ? model_->run(input["text"].as<std::string>(), o)
                                 : model_->run(input["source"].as<std::string>(), input["target"].as<std::string>(), o);
   if (!r.ok()) return error(r.status());
-  return trace_out(r.value(), o.log_probs);
+  return trace_out(r.value(), o.log_probs, o.heads_mode == model::RunOptions::Heads::kList);
 }
 
 val ModelHandle::generate(std::string input, int max_new_tokens) const {

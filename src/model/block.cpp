@@ -103,11 +103,16 @@ attention::MhaOutput attend_cached(const BlockArgs& a, std::span<const float> q_
 // apply_rotary_pos_emb); with a cache, append k and v and attend over every cached row; mask causal and
 // (sliding_window) i - j < window; scores · scale, soft-capped, softmax, · v per query head reading kv head
 // h / (nh / nkv) (repeat_kv, eager_attention_forward); o_proj.
-attention::MhaOutput attend_decoder(const BlockArgs& a, std::span<const float> in, const attention::MhaWeights& w) {
+// Steps 1-3 of attend_decoder (and the tiled path's projections): q [n, nh·hd], k and v [n, nkv·hd].
+struct ProjectedQkv {
+  std::vector<float> q, k, v;
+  int hd = 0, nkv = 0;
+};
+ProjectedQkv project_decoder(const BlockArgs& a, std::span<const float> in, const attention::MhaWeights& w,
+                             int first) {
   const AttentionSettings& s = *a.attn;
   const int n = a.n, d = a.d_model, nh = a.num_heads;
   const int hd = s.head_dim > 0 ? s.head_dim : d / nh, nkv = s.kv_heads > 0 ? s.kv_heads : nh;
-  const int first = a.cache != nullptr ? a.cache->rows : 0;
   // 1. projections
   std::vector<float> q = ops::linear(in, n, d, w.wq, nh * hd, w.bq);
   std::vector<float> k = ops::linear(in, n, d, w.wk, nkv * hd, w.bk);
@@ -124,6 +129,61 @@ attention::MhaOutput attend_decoder(const BlockArgs& a, std::span<const float> i
     ops::apply_rope(q, n, nh, hd, first, f);
     ops::apply_rope(k, n, nkv, hd, first, f);
   }
+  return ProjectedQkv{std::move(q), std::move(k), std::move(v), hd, nkv};
+}
+
+// Self-attention without the [H, n, n] weights (BlockArgs::tiled): the same projections as attend_decoder (or
+// attend's, for the GPT-2/BERT/createModel blocks), then attention::tiled_attention under the same rule (causal,
+// window, padding keys, soft-cap, ablation), and W_O. The full maps of want_heads are computed one at a time.
+attention::MhaOutput attend_tiled(const BlockArgs& a, std::span<const float> in, const attention::MhaWeights& w,
+                                  BlockOutput& out) {
+  const int n = a.n, d = a.d_model, nh = a.num_heads;
+  ProjectedQkv p;
+  if (a.attn != nullptr) {
+    p = project_decoder(a, in, w, 0);
+  } else {
+    p.hd = d / nh;
+    p.nkv = nh;
+    p.q = ops::linear(in, n, d, w.wq, d, w.bq);
+    p.k = ops::linear(in, n, d, w.wk, d, w.bk);
+    p.v = ops::linear(in, n, d, w.wv, d, w.bv);
+  }
+  attention::TiledArgs t;
+  t.q = p.q;
+  t.k = p.k;
+  t.v = p.v;
+  t.nq = t.nk = n;
+  t.num_heads = nh;
+  t.kv_heads = p.nkv;
+  t.head_dim = p.hd;
+  t.scale = a.attn != nullptr ? a.attn->scale : 0.0;
+  t.softcap = a.attn != nullptr ? a.attn->softcap : 0.0;
+  t.window = a.attn != nullptr ? a.attn->sliding_window : 0;
+  t.causal = a.causal || a.attn != nullptr;  // decoder checkpoints are always causal (attend_decoder's rule)
+  t.nk_real = a.n_real;
+  t.head_keep = a.head_keep;
+  t.summaries = a.summaries;
+  t.summary_rows = a.n_real;
+  t.top_k = a.top_k;
+  attention::TiledOutput o = attention::tiled_attention(t);
+  for (const int h : a.want_heads) out.head_weights.push_back(attention::tiled_head_weights(t, h));
+  attention::MhaOutput m;
+  m.overflowed = o.overflowed;
+  m.output = ops::linear(o.concat, n, nh * p.hd, w.wo, d, w.bo);
+  out.summary = std::move(o.summary);
+  return m;
+}
+
+attention::MhaOutput attend_decoder(const BlockArgs& a, std::span<const float> in, const attention::MhaWeights& w) {
+  const AttentionSettings& s = *a.attn;
+  const int n = a.n, d = a.d_model, nh = a.num_heads;
+  const int first = a.cache != nullptr ? a.cache->rows : 0;
+  // 1-3. projections, q/k norms, rotary positions
+  ProjectedQkv p = project_decoder(a, in, w, first);
+  const int hd = p.hd, nkv = p.nkv;
+  std::vector<float>& q = p.q;
+  std::vector<float>& k = p.k;
+  std::vector<float>& v = p.v;
   // 4. keys and values: this call's, or the cache's with these appended
   std::span<const float> keys = k, values = v;
   int nk = n;
@@ -210,7 +270,9 @@ BlockOutput run_block(const BlockArgs& a) {
     } else {
       const bool self = k == 0;
       attention::MhaOutput& o = self ? out.self_attn : out.cross_attn;
-      if (self && a.attn != nullptr) {
+      if (self && a.tiled && a.cache == nullptr && !keep) {
+        o = attend_tiled(a, in, w.self_attn, out);
+      } else if (self && a.attn != nullptr) {
         o = attend_decoder(a, in, w.self_attn);
       } else if (a.cache != nullptr) {
         o = attend_cached(a, in, self ? w.self_attn : w.cross_attn, self);
@@ -221,6 +283,10 @@ BlockOutput run_block(const BlockArgs& a) {
       if (o.overflowed) {
         out.overflowed = self ? "selfWeights" : "crossWeights";
         return out;
+      }
+      // run option summaries on the materialised weights (the tiled path made its own)
+      if (self && a.summaries && a.cache == nullptr && !o.weights.empty()) {
+        out.summary = attention::summarize_weights(o.weights, a.num_heads, n, n, a.n_real < 0 ? n : a.n_real, a.top_k);
       }
       f = keep ? o.output : std::move(o.output);
     }

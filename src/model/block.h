@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "attention/multi_head.h"
+#include "attention/tiled.h"
 #include "model/description.h"
 #include "ops/activations.h"
 
@@ -79,6 +80,15 @@ struct BlockArgs {
   NormKind norm_kind = NormKind::kLayerNorm;
   FeedForwardSettings ff;
   bool post_norms = false;
+  // Tiled self-attention (attention/tiled.h, run option `heads`): the layer never materialises [H, n, n];
+  // self_attn.weights stays empty and BlockOutput::head_weights holds the full maps of `want_heads` only. Keys
+  // n_real.. are padding (the rule replaces self_mask). Not with keep_trace or a cache.
+  bool tiled = false;
+  int n_real = -1;
+  std::span<const int> want_heads;
+  // Run option `summaries`: BlockOutput::summary (rows 0..n_real-1, top_k keys per row), either path.
+  bool summaries = false;
+  int top_k = 0;
 };
 
 struct BlockOutput {
@@ -90,6 +100,8 @@ struct BlockOutput {
   std::vector<float> ff_hidden;  // [n, d_ff] act(y W1 + b1)
   std::vector<float> ff_output;  // [n, d_model] before the residual
   int sub_blocks = 2;            // 2, or 3 with cross-attention
+  attention::HeadSummaries summary;  // BlockArgs::summaries: the self-attention's, per head
+  std::vector<std::vector<float>> head_weights;  // tiled: [n, n] per BlockArgs::want_heads entry
   // Set when a raw attention score overflowed float32 (finite inputs): "selfWeights" or "crossWeights".
   const char* overflowed = nullptr;
 };

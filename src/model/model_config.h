@@ -62,6 +62,15 @@ struct RunOptions {
   std::vector<std::pair<int, int>> ablate;
   // JS lens: the logit lens' top-k at every layer and position of the main side (LayerTrace::lens_*); absent: off.
   std::optional<int> lens;
+  // JS heads: which self-attention maps of the main side are materialised. kAll (default): as `level` says.
+  // kNone / kList: layers not in full_layers keep no [H, n, n] weights and run tiled attention
+  // (attention/tiled.h); the listed (layer, head) maps are computed alone, in RunTrace::heads. Needs level kNone.
+  enum class Heads { kAll, kNone, kList };
+  Heads heads_mode = Heads::kAll;
+  std::vector<std::pair<int, int>> heads;
+  // JS summaries: LayerTrace::summary for every self-attention layer of both sides (topK keys per row).
+  bool summaries = false;
+  int summary_top_k = 5;
 };
 
 // Enum spellings of the JS API, in one place. Parsing an unknown spelling is an error naming the argument and

@@ -53,6 +53,15 @@ core::Status run_stack(const StackArgs& a, SideTrace& side, const SideTrace* mem
         std::fill(o.weights.begin(), o.weights.end(), 0.0f);  // its one head ablated: weights and weights · X
         std::fill(o.output.begin(), o.output.end(), 0.0f);
       }
+      if (a.summaries) {
+        t.has_summary = true;
+        t.summary = attention::summarize_weights(o.weights, 1, n, n, side.n_real, a.top_k);
+      }
+      for (const auto& [layer, head] : a.heads) {
+        if (layer != static_cast<int>(li)) continue;
+        t.head_maps_heads.push_back(head);
+        t.head_maps.push_back(o.weights);  // one head: [n, n]
+      }
       if (full || a.weights) t.attention.weights = std::move(o.weights);
       if (full) {
         t.attention.scores = std::move(o.scores);
@@ -81,6 +90,15 @@ core::Status run_stack(const StackArgs& a, SideTrace& side, const SideTrace* mem
       b.keep_trace = full && a.caches == nullptr;
       b.norm_stats = b.keep_trace;
       if (a.caches != nullptr) b.cache = &(*a.caches)[li];
+      b.n_real = side.n_real;
+      b.summaries = a.summaries && a.caches == nullptr;
+      b.top_k = a.top_k;
+      b.tiled = a.tiled && !full && a.caches == nullptr;
+      std::vector<int> want;  // this layer's requested maps
+      for (const auto& [layer, head] : a.heads) {
+        if (layer == static_cast<int>(li)) want.push_back(head);
+      }
+      if (b.tiled) b.want_heads = want;
       // decoder checkpoints (description.h's AttentionSettings and friends)
       if (spec.attn.rope || spec.norm != NormKind::kLayerNorm) b.attn = &spec.attn;
       b.norm_kind = spec.norm;
@@ -89,6 +107,20 @@ core::Status run_stack(const StackArgs& a, SideTrace& side, const SideTrace* mem
       BlockOutput o = run_block(b);
       if (o.overflowed != nullptr) return layer_failed(a, li);
       t.has_cross = spec.cross;
+      if (b.summaries) {
+        t.has_summary = true;
+        t.summary = std::move(o.summary);
+      }
+      const auto cells = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+      for (std::size_t k = 0; k < want.size(); ++k) {
+        t.head_maps_heads.push_back(want[k]);
+        if (b.tiled) {
+          t.head_maps.push_back(std::move(o.head_weights[k]));
+        } else {  // materialised: the head's slice of [H, n, n]
+          const auto from = o.self_attn.weights.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(want[k]) * cells);
+          t.head_maps.emplace_back(from, from + static_cast<std::ptrdiff_t>(cells));
+        }
+      }
       if (full || a.weights) {
         keep_attention(t.attention, o.self_attn, full);
         if (spec.cross) keep_attention(t.cross, o.cross_attn, full);

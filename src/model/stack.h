@@ -35,6 +35,12 @@ struct StackArgs {
   // Decoding (generate): one cache per block; side.input holds only the new rows, nothing is traced but the
   // output.
   std::vector<KvCache>* caches = nullptr;
+  // Run options heads / summaries (RunOptions): layers not kept in full run tiled attention (no [H, n, n]);
+  // `heads` (layer, head) pairs get their [n, n] map in LayerTrace::head_maps; summaries fill LayerTrace::summary.
+  bool tiled = false;
+  std::span<const std::pair<int, int>> heads;
+  bool summaries = false;
+  int top_k = 0;
 };
 
 // side.input -> side.layers, side.output. memory: the encoder side for blocks with cross-attention.

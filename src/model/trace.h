@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attention/multi_head.h"
+#include "attention/tiled.h"
 
 namespace attnscope::model {
 
@@ -49,6 +50,13 @@ struct LayerTrace {
   int lens_k = 0;
   std::vector<std::int32_t> lens_ids;
   std::vector<float> lens_probs;
+  // Run option summaries: the self-attention's per-head entropy, distance, sink share and top-k keys per row
+  // (attention/tiled.h), from the materialised weights or the tiled pass alike.
+  bool has_summary = false;
+  attention::HeadSummaries summary;
+  // Run option heads (list): the [n, n] maps of this layer's listed heads, in head_maps_heads' order.
+  std::vector<int> head_maps_heads;
+  std::vector<std::vector<float>> head_maps;
 };
 
 // One side of the model: the text through tokenizer, embedding, positions and a stack of layers.
@@ -92,6 +100,12 @@ struct RunTrace {
   std::vector<float> log_probs;       // RunOptions::log_probs: [n_real - 1] (see above)
   std::vector<float> positional_table;  // RunOptions::positional_rows rows of the positional table, [rows, d_model]
   int positional_rows = 0;
+  // RunOptions::heads (list): the requested self-attention maps of the main side, in the order asked.
+  struct HeadMap {
+    int layer = 0, head = 0;
+    std::vector<float> weights;  // [n, n]
+  };
+  std::vector<HeadMap> heads;
 };
 
 // The derived numbers of an attention trace kept in full: dots (from q, k), row_max and row_sum (from scores).

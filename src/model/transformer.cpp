@@ -205,27 +205,44 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
                                "lens needs a language-model head (the logit lens reads each layer through it); this "
                                "model has none");
   }
-  std::vector<std::uint8_t> head_keep;  // [main blocks * num_heads], 0 = ablated
-  if (!o.ablate.empty()) {
+  // (layer, head) pairs of the main side (run options ablate and heads): each in range, or a RangeError naming it
+  const auto check_pairs = [&](const std::vector<std::pair<int, int>>& pairs, const char* name) -> core::Status {
     const auto layers = static_cast<int>(m_.main.blocks.size());
-    head_keep.assign(static_cast<std::size_t>(layers) * static_cast<std::size_t>(m_.num_heads), 1);
-    for (std::size_t i = 0; i < o.ablate.size(); ++i) {
-      const auto [layer, head] = o.ablate[i];
-      const std::string at = "ablate[" + std::to_string(i) + "]";
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      const auto [layer, head] = pairs[i];
+      const std::string at = std::string(name) + "[" + std::to_string(i) + "]";
       if (layer < 0 || layer >= layers) {
-        return core::range_error(kOpRun, "ablate", at + ".layer (" + std::to_string(layer) +
-                                                       ") must be an integer from 0 to " + std::to_string(layers - 1));
+        return core::range_error(kOpRun, name, at + ".layer (" + std::to_string(layer) +
+                                                   ") must be an integer from 0 to " + std::to_string(layers - 1));
       }
       const int heads = m_.main.blocks[static_cast<std::size_t>(layer)].kind == BlockKind::kSimple ? 1 : m_.num_heads;
       if (head < 0 || head >= heads) {
-        return core::range_error(kOpRun, "ablate", at + ".head (" + std::to_string(head) +
-                                                       ") must be an integer from 0 to " + std::to_string(heads - 1) +
-                                                       " (layer " + std::to_string(layer) + " has " +
-                                                       std::to_string(heads) + (heads == 1 ? " head)" : " heads)"));
+        return core::range_error(kOpRun, name, at + ".head (" + std::to_string(head) +
+                                                   ") must be an integer from 0 to " + std::to_string(heads - 1) +
+                                                   " (layer " + std::to_string(layer) + " has " +
+                                                   std::to_string(heads) + (heads == 1 ? " head)" : " heads)"));
       }
+    }
+    return core::Status::Ok();
+  };
+  std::vector<std::uint8_t> head_keep;  // [main blocks * num_heads], 0 = ablated
+  if (!o.ablate.empty()) {
+    ATTN_TRY(check_pairs(o.ablate, "ablate"));
+    head_keep.assign(m_.main.blocks.size() * static_cast<std::size_t>(m_.num_heads), 1);
+    for (const auto& [layer, head] : o.ablate) {
       head_keep[static_cast<std::size_t>(layer) * static_cast<std::size_t>(m_.num_heads) + static_cast<std::size_t>(head)] = 0;
     }
   }
+  const bool tiled = o.heads_mode != RunOptions::Heads::kAll;
+  if (tiled) {
+    if (o.level != TraceLevel::kNone) {
+      return core::invalid_error(kOpRun, "heads",
+                                 "heads (a list or 'none') needs trace 'none': the layers that are not in `full` "
+                                 "keep no attention weights");
+    }
+    ATTN_TRY(check_pairs(o.heads, "heads"));
+  }
+  if (o.summaries && o.summary_top_k < 0) return core::check_non_negative(kOpRun, "summaries.topK", o.summary_top_k);
   RunTrace out;
   out.d_model = m_.d_model;
   out.num_heads = m_.num_heads;
@@ -243,7 +260,13 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
     s.full_layers = &full;
     s.op = kOpRun;
     s.what = what;
-    if (&spec == &m_.main) s.head_keep = head_keep;
+    if (&spec == &m_.main) {
+      s.head_keep = head_keep;
+      s.tiled = tiled;
+      s.heads = o.heads;
+    }
+    s.summaries = o.summaries;
+    s.top_k = o.summary_top_k;
     return s;
   };
   if (m_.has_source) {
@@ -273,6 +296,19 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
     if (!side.ok()) return side.status();
     out.main = std::move(side).value();
     ATTN_TRY(run_stack(stack_args(m_.main, main_w_, o.full_layers, "text"), out.main, nullptr));
+  }
+  for (const auto& [layer, head] : o.heads) {  // the requested maps, in the order asked (a pair may repeat)
+    LayerTrace& t = out.main.layers[static_cast<std::size_t>(layer)];
+    for (std::size_t i = 0; i < t.head_maps_heads.size(); ++i) {
+      if (t.head_maps_heads[i] == head) {
+        out.heads.push_back(RunTrace::HeadMap{layer, head, t.head_maps[i]});
+        break;
+      }
+    }
+  }
+  for (LayerTrace& t : out.main.layers) {
+    t.head_maps.clear();
+    t.head_maps_heads.clear();
   }
   const int k = o.top_k.value_or(opt_.top_k);
   if (m_.head.next_token && k > 0) {
