@@ -252,6 +252,10 @@ val ModelHandle::run(val input, val options) const {
   o.log_probs = given(options["logProbs"]) && options["logProbs"].as<bool>();
   const std::vector<std::int32_t> ablate = i32_in(options["ablate"]);
   for (std::size_t i = 0; i + 1 < ablate.size(); i += 2) o.ablate.emplace_back(ablate[i], ablate[i + 1]);
+  if (given(options["ablateMeans"])) {  // ablate[i].mean (Float32Array or null each)
+    const val means = options["ablateMeans"];
+    for (std::size_t i = 0; i < o.ablate.size(); ++i) o.ablate_values.push_back(f32_in(means[i]));
+  }
   if (given(options["lens"])) o.lens = options["lens"].as<int>();
   auto r = given(input["text"]) ? model_->run(input["text"].as<std::string>(), o)
                                 : model_->run(input["source"].as<std::string>(), input["target"].as<std::string>(), o);

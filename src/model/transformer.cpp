@@ -9,6 +9,7 @@
 #include "core/text.h"
 #include "io/safetensors.h"
 #include "model/heads.h"
+#include "model/inside.h"
 #include "model/limits.h"
 #include "ops/validate.h"
 
@@ -225,6 +226,7 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
       head_keep[static_cast<std::size_t>(layer) * static_cast<std::size_t>(m_.num_heads) + static_cast<std::size_t>(head)] = 0;
     }
   }
+  std::vector<std::vector<float>> head_values;  // ablate[i].mean, per main block (inside.h)
   RunTrace out;
   out.d_model = m_.d_model;
   out.num_heads = m_.num_heads;
@@ -242,7 +244,10 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
     s.full_layers = &full;
     s.op = kOpRun;
     s.what = what;
-    if (&spec == &m_.main) s.head_keep = head_keep;
+    if (&spec == &m_.main) {
+      s.head_keep = head_keep;
+      s.head_values = head_values;
+    }
     return s;
   };
   if (m_.has_source) {
@@ -255,6 +260,7 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
     out.has_source = true;
     out.source = std::move(src).value();
     out.main = std::move(tgt).value();
+    ATTN_TRY(ablation_values(m_, o, out.main.n, head_keep, head_values));
     if (o.pad_multiple > 0) {
       // both sides padded to the same length, as padTo does
       const int n = std::max(out.source.n, out.main.n);
@@ -271,6 +277,7 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
     auto side = embed(ea, source, "text", vocab, o.pad_to, o.pad_multiple);
     if (!side.ok()) return side.status();
     out.main = std::move(side).value();
+    ATTN_TRY(ablation_values(m_, o, out.main.n, head_keep, head_values));
     ATTN_TRY(run_stack(stack_args(m_.main, main_w_, o.full_layers, "text"), out.main, nullptr));
   }
   const int k = o.top_k.value_or(opt_.top_k);
