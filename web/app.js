@@ -29,6 +29,7 @@ import { steps } from './panels/steps.js';
 import { model } from './panels/model.js';
 import { drawFamily } from './panels/family.js';
 import { forgetWords } from './panels/common.js';
+import { createInside } from './panels/inside.js';
 
 const store = createStore(location.hash);
 const { state, view, data } = store;
@@ -88,6 +89,7 @@ const scheduler = createScheduler([input, example, embeddings, positional, atten
   newer: () => compute.newer(),
 });
 
+const inside = createInside({ compute, state }); // panel 9: on demand, in the worker (web/inside-work.js)
 const family = createFamily(state, (kind, f) => drawFamily(kind, f, state, (i) => store.update({ adQ: i })));
 const controls = createControls(store, () => models.about());
 const models = createModels(store, compute, {
@@ -174,6 +176,7 @@ function onRun(answer, run) {
   }
   data.trace = answer.value;
   data.traceState = run.state;
+  inside.trace(data.trace);
   data.serial += 1;
   if (data.trace.complete) for (const f of afterComplete.splice(0)) f();
   if (data.follow) { // a token was just generated in the causal panel: show its row

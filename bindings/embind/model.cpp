@@ -85,6 +85,7 @@ val side_out(val o, const model::SideTrace& s) {
       lens.set("ids", i32_out(L.lens_ids));
       lens.set("probs", f32_out(L.lens_probs));
       lens.set("k", val(L.lens_k));
+      lens.set("tokens", strings_out(L.lens_tokens));
       l.set("lens", lens);
     }
     layers.set(i, l);

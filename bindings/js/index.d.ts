@@ -192,7 +192,7 @@ export interface LayerTrace {
    * run option lens (the logit lens): [n, k] row-major, at every position the top-k of
    * softmax(LM head(final norm(output))), descending, ties to the smaller id; the last layer's last row equals `next`
    */
-  lens?: { ids: Int32Array; probs: Float32Array; k: number };
+  lens?: { ids: Int32Array; probs: Float32Array; k: number; /** the ids' vocabulary texts, [n, k] */ tokens: string[] };
 }
 
 export interface SideTrace {

@@ -49,6 +49,7 @@ struct LayerTrace {
   int lens_k = 0;
   std::vector<std::int32_t> lens_ids;
   std::vector<float> lens_probs;
+  std::vector<std::string> lens_tokens;  // the ids' vocabulary texts (JS lens.tokens), for labels
 };
 
 // One side of the model: the text through tokenizer, embedding, positions and a stack of layers.

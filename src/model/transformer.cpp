@@ -173,12 +173,14 @@ void Transformer::logit_lens(const EmbedArgs& ea, const RunVocab& vocab, int k, 
                                                     : layer.output;
     layer.lens_ids.clear();
     layer.lens_probs.clear();
+    layer.lens_tokens.clear();
     for (int p = 0; p < n; ++p) {
       const TopK t = top_k(lm_logits(ea, vocab, std::span<const float>(h.data() + static_cast<std::size_t>(p) * D, D)),
                            k, ea, vocab);
       layer.lens_k = static_cast<int>(t.ids.size());  // k capped at the vocabulary size
       layer.lens_ids.insert(layer.lens_ids.end(), t.ids.begin(), t.ids.end());
       layer.lens_probs.insert(layer.lens_probs.end(), t.probs.begin(), t.probs.end());
+      layer.lens_tokens.insert(layer.lens_tokens.end(), t.tokens.begin(), t.tokens.end());
     }
   }
 }

@@ -169,7 +169,11 @@ test('ablate and lens on a Llama-shaped checkpoint equal the float64 reference (
     r.layers.forEach((layer, i) => {
       assert.deepEqual(Array.from(layer.lens.ids), c.lens[i].ids, `lens layer ${i} ids`);
       close(layer.lens.probs, c.lens[i].probs, PROBS, `lens layer ${i} probs`);
+      assert.equal(layer.lens.tokens.length, layer.lens.ids.length);
     });
+    // the labels are the vocabulary's texts: the last layer's last row reads as `next`
+    const next = model.run(c.clean, { topK: k }).next;
+    assert.deepEqual(r.layers.at(-1).lens.tokens.slice(-k), next.tokens);
   } finally {
     model.delete();
   }
