@@ -11,8 +11,10 @@ import { createAttnScope } from '../bindings/js/index.js';
 import { openAttentionFile } from '../bindings/js/attention_file.js';
 import { loadModule } from '../bindings/js/loader.js';
 import {
-  paletteFrom, figureOf, figureSvg, figureRaster, toCsv, toJson,
+  paletteFrom, figureOf, figureSvg, figureRaster, gridRaster, toCsv, toJson,
 } from '../web/render/index.js';
+import { gridSvg } from '../web/render/grid.js';
+import { INSIDE_COMMANDS, INSIDE_HELP, INSIDE_OPTIONS, runInside } from './inside_cli.mjs';
 
 const HELP = `attnscope — attention figures from the command line (SVG, PNG, CSV, JSON)
 
@@ -67,6 +69,7 @@ Examples:
   attnscope lines "7 3 9 1>19375" --model reverse --layer -1 --format png -o reverse.png
   attnscope overview "November 22, 2026" --model dates --attention cross --format json
 
+${INSIDE_HELP}
 Environment: ATTNSCOPE_SIMD=true|false loads the SIMD128 or the scalar build (default: SIMD when supported);
 ATTNSCOPE_DEBUG=1 adds the stack to an unexpected error's message.
 Exit codes: 0 done, 2 bad arguments (the message says which), 1 anything else.
@@ -76,8 +79,8 @@ class UsageError extends Error {}
 const usage = (msg) => { throw new UsageError(msg); };
 
 const VALUE_OPTIONS = new Set(['model', 'architecture', 'tokenizer', 'd-model', 'heads', 'layers', 'd-ff', 'seed',
-  'target', 'layer', 'head', 'attention', 'threshold', 'palette', 'format', 'output', 'attention-file']);
-const COMMANDS = ['heatmap', 'lines', 'overview'];
+  'target', 'layer', 'head', 'attention', 'threshold', 'palette', 'format', 'output', 'attention-file', ...INSIDE_OPTIONS]);
+const COMMANDS = ['heatmap', 'lines', 'overview', ...INSIDE_COMMANDS];
 const FORMATS = ['svg', 'png', 'csv', 'json'];
 const PALETTES = { viridis: 'interpolateViridis', cividis: 'interpolateCividis', magma: 'interpolateMagma', inferno: 'interpolateInferno', plasma: 'interpolatePlasma' };
 
@@ -107,6 +110,12 @@ function parseArgs(argv) {
   if (!COMMANDS.includes(command)) usage(`command (${JSON.stringify(command)}) must be one of ${COMMANDS.join(', ')}`);
   if ('attention-file' in opts) {
     if (text !== undefined) usage(`${command}: no text with --attention-file (the file holds the tokens), got ${JSON.stringify(text)}`);
+    return { command, opts };
+  }
+  const insideOnly = INSIDE_OPTIONS.filter((k) => k in opts);
+  if (!INSIDE_COMMANDS.includes(command) && insideOnly.length) usage(`--${insideOnly[0]} applies only to ${INSIDE_COMMANDS.join(', ')}`);
+  if (command === 'patch') {
+    if (text !== undefined) usage(`patch: no text argument (give --clean and --corrupted), got ${JSON.stringify(text)}`);
     return { command, opts };
   }
   if (text === undefined) usage(`${command}: the text to run is required, e.g. attnscope ${command} "The cat sat"`);
@@ -306,6 +315,51 @@ async function fileFigure(command, opts, simd) {
   }
 }
 
+/** lens | ablate | patch | heads (bin/inside_cli.mjs): JSON by default, CSV, or SVG/PNG of the command's figure. */
+async function inside(command, text, opts, simd, stdout) {
+  const ext = opts.output ? path.extname(opts.output).slice(1).toLowerCase() : '';
+  const format = oneOfOpt('format', opts.format, FORMATS, FORMATS.includes(ext) ? ext : 'json');
+  for (const k of ['layer', 'head', 'attention', 'threshold', 'target', 'attention-file']) {
+    if (k in opts) usage(`--${k} does not apply to ${command}`);
+  }
+  const as = await createAttnScope({ simd });
+  const { model } = await loadModel(as, opts);
+  try {
+    let r;
+    try {
+      r = await runInside(as, model, command, text, opts, { usage, integer });
+    } catch (e) {
+      if (e instanceof UsageError) throw e;
+      usage(e.message);  // the core's message about the text or the tokens
+    }
+    let out;
+    if (format === 'json') out = `${JSON.stringify(r.json, null, 1)}\n`;
+    else if (format === 'csv') out = `${r.csv.map((row) => row.map(csvCell).join(',')).join('\n')}\n`;
+    else {
+      if (!r.figure) usage(`${command} has no figure: use --format json or csv`);
+      const paletteName = oneOfOpt('palette', opts.palette, Object.keys(PALETTES), 'viridis');
+      const spec = r.figure(paletteFrom(chromatic[PALETTES[paletteName]]));
+      if (format === 'svg') out = gridSvg(spec);
+      else {
+        if (!opts.output && stdout.isTTY) usage('refusing to write PNG to a terminal: add -o FILE or redirect the output');
+        const img = gridRaster(spec, 2);
+        const png = new pngjs.PNG({ width: img.width, height: img.height });
+        png.data = Buffer.from(img.data.buffer, img.data.byteOffset, img.data.byteLength);
+        out = pngjs.PNG.sync.write(png);
+      }
+    }
+    await writeOut(out, opts, stdout);
+    return 0;
+  } finally {
+    model.delete();
+  }
+}
+
+const csvCell = (v) => {
+  const s = String(v);
+  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+};
+
 async function main(argv, { stdout = process.stdout, stderr = process.stderr } = {}) {
   let model = null;
   try {
@@ -320,6 +374,7 @@ async function main(argv, { stdout = process.stdout, stderr = process.stderr } =
     if (format === 'png' && !opts.output && stdout.isTTY) usage('refusing to write PNG to a terminal: add -o FILE or redirect the output');
     const simdEnv = process.env.ATTNSCOPE_SIMD;
     const simd = simdEnv === 'true' ? true : simdEnv === 'false' ? false : 'auto';
+    if (INSIDE_COMMANDS.includes(command)) return await inside(command, text, opts, simd, stdout);
     if (text === undefined) {
       await writeOut(render(await fileFigure(command, opts, simd), format, opts), opts, stdout);
       return 0;

@@ -34,6 +34,7 @@ import {
 } from './panels/file.js';
 import { createFiles } from './files.js';
 import { compare, lastComparison } from './panels/compare.js';
+import { createInside } from './panels/inside.js';
 
 const store = createStore(location.hash);
 const { state, view, data } = store;
@@ -95,6 +96,7 @@ const scheduler = createScheduler(panels, {
   newer: () => compute.newer(),
 });
 
+const inside = createInside({ compute, state }); // panel 9: on demand, in the worker (web/inside-work.js)
 const family = createFamily(state, (kind, f) => drawFamily(kind, f, state, (i) => store.update({ adQ: i })));
 const controls = createControls(store, () => models.about());
 const models = createModels(store, compute, {
@@ -188,6 +190,7 @@ function onRun(answer, run) {
   }
   data.trace = answer.value;
   data.traceState = run.state;
+  inside.trace(data.trace);
   data.serial += 1;
   if (data.trace.complete) for (const f of afterComplete.splice(0)) f();
   if (data.follow) { // a token was just generated in the causal panel: show its row

@@ -79,6 +79,7 @@ export function createCompute(hooks) {
     const id = ++seq;
     const answer = new Promise((resolve, reject) => calls.set(id, { resolve, reject, onProgress }));
     worker.postMessage(msg.request(kind, id, args));
+    answer.id = id; // for cancel(answer)
     return answer;
   }
 
@@ -146,6 +147,8 @@ export function createCompute(hooks) {
     call,
     onMessage,
     onError,
+    /** Stops a call the worker can stop (an inside sweep): it then rejects with an AbortError. */
+    cancel: (answer) => worker.postMessage(msg.request('cancel', ++seq, { target: answer.id })),
     /** Test hook: makes the worker die of an uncaught error (harmless unless called). */
     crash: () => worker.postMessage(msg.request('crash', ++seq, {})),
     /** A run is due, computing or about to be sent (a completion counts). */

@@ -11,8 +11,8 @@ import {
   figureOf, figureSvg, figureRaster, toCsv, toJson,
 } from './render/index.js';
 
-/** Downloads `blob` as `name`. */
-function download(blob, name, keepMs) {
+/** Downloads `blob` as `name` (also the inside panel's exports). */
+export function download(blob, name, keepMs) {
   const url = URL.createObjectURL(blob);
   const a = h('a', { href: url, download: name });
   document.body.append(a);

@@ -16,6 +16,8 @@ export const KINDS = Object.freeze({
   next: ['state', 'position', 'ids', 'end', 'topK'], // a causal model's next-token top-k after one position
   generate: ['state', 'maxNewTokens'], // greedy continuation → { text, tokens, ids, stoppedAtEnd }
   heldout: ['name'], // a bundled model's held-out score, measured in the worker
+  inside: ['state', 'op', 'args'], // looking inside (web/inside-work.js): lens, ablate, sweep, patch → its result
+  cancel: ['target'], // stop the inside request with id `target` (a sweep: it rejects with an AbortError); no answer
   crash: [], // a test hook (window.__attnscope.crashWorker): the worker dies of an uncaught error; never sent otherwise
 });
 

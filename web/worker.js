@@ -5,6 +5,7 @@
 import { createAttnScope } from '../bindings/js/index.js';
 import { Pipeline } from './pipeline.js';
 import * as msg from './protocol.js';
+import { insideWork } from './inside-work.js';
 
 let ready = null;
 
@@ -49,6 +50,7 @@ const WORK = {
   heldout: (p, r, onProgress) => p.heldout(r.name, onProgress),
   next: (p, r) => p.nextAt(r.state, r.position, r.ids, r.end, r.topK),
   generate: (p, r) => p.generate(r.state, r.maxNewTokens),
+  inside: (p, r, onProgress, signal) => insideWork(p, r.state, r.op, r.args, onProgress, signal),
   crash: () => new Promise(() => {
     // an uncaught error, as a crash gives: the page restarts the worker (web/compute.js); never answered
     setTimeout(() => { throw new Error('the compute worker was made to crash (test hook)'); });
@@ -58,12 +60,20 @@ const WORK = {
 // said first, before the module loads: the page waits for it before its own start-up (web/boot.js)
 self.postMessage(msg.started());
 
+const aborts = new Map(); // id of an inside request → its AbortController (cancel)
+
 self.onmessage = async (e) => {
   const { id, kind } = e.data;
+  if (kind === 'cancel') {
+    aborts.get(e.data.target)?.abort();
+    return;
+  }
+  const ac = new AbortController();
+  aborts.set(id, ac);
   try {
     const pipeline = await load();
     const t0 = performance.now();
-    const value = await WORK[kind](pipeline, e.data, (fraction) => self.postMessage(msg.progress(id, fraction)));
+    const value = await WORK[kind](pipeline, e.data, (fraction) => self.postMessage(msg.progress(id, fraction)), ac.signal);
     const answer = msg.done(id, kind, value, performance.now() - t0);
     if (kind !== 'run') {
       self.postMessage(answer);
@@ -77,6 +87,8 @@ self.onmessage = async (e) => {
     }
   } catch (err) {
     self.postMessage(msg.failed(id, kind, err));
+  } finally {
+    aborts.delete(id);
   }
 };
 load();

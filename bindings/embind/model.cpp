@@ -97,6 +97,7 @@ val side_out(val o, const model::SideTrace& s) {
       lens.set("ids", i32_out(L.lens_ids));
       lens.set("probs", f32_out(L.lens_probs));
       lens.set("k", val(L.lens_k));
+      lens.set("tokens", strings_out(L.lens_tokens));
       l.set("lens", lens);
     }
     layers.set(i, l);
@@ -276,6 +277,10 @@ val ModelHandle::run(val input, val options) const {
   o.log_probs = given(options["logProbs"]) && options["logProbs"].as<bool>();
   const std::vector<std::int32_t> ablate = i32_in(options["ablate"]);
   for (std::size_t i = 0; i + 1 < ablate.size(); i += 2) o.ablate.emplace_back(ablate[i], ablate[i + 1]);
+  if (given(options["ablateMeans"])) {  // ablate[i].mean (Float32Array or null each)
+    const val means = options["ablateMeans"];
+    for (std::size_t i = 0; i < o.ablate.size(); ++i) o.ablate_values.push_back(f32_in(means[i]));
+  }
   if (given(options["lens"])) o.lens = options["lens"].as<int>();
   // heads: 'all' | 'none' | 'list' with headList (Int32Array of layer, head pairs); without trace, 'none' and
   // 'list' run at trace 'none' (the only level they allow)

@@ -21,6 +21,7 @@ class ModelHandle {
   emscripten::val run(emscripten::val input, emscripten::val options) const;
   emscripten::val generate(std::string input, int max_new_tokens) const;
   emscripten::val parameters() const;
+  const model::Transformer& model() const { return *model_; }  // bindings/embind/inside.cpp
 
  private:
   // The core's error with its operation named as the JS call ("create" -> creator_).

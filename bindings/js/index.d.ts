@@ -221,7 +221,7 @@ export interface LayerTrace {
    * run option lens (the logit lens): [n, k] row-major, at every position the top-k of
    * softmax(LM head(final norm(output))), descending, ties to the smaller id; the last layer's last row equals `next`
    */
-  lens?: { ids: Int32Array; probs: Float32Array; k: number };
+  lens?: { ids: Int32Array; probs: Float32Array; k: number; /** the ids' vocabulary texts, [n, k] */ tokens: string[] };
 }
 
 export interface SideTrace {
@@ -268,7 +268,14 @@ export interface RunOptions {
    * their weights and weights · V are zero (Hugging Face's head_mask with zeros there); a layer or head out of
    * range is a RangeError naming `ablate`
    */
-  ablate?: { layer: number; head: number }[];
+  ablate?: {
+    layer: number; head: number;
+    /**
+     * mean ablation: the head's weights · V becomes this instead of zero — headDim values (every position; e.g.
+     * `as.headMeans(model, texts)`'s mean) or n·headDim (one row per position); another length is a RangeError
+     */
+    mean?: Float32Array;
+  }[];
   /** the logit lens: every layers[i].lens holds the top-k (k = lens) at every position; needs a language-model head */
   lens?: number;
 }
@@ -359,6 +366,70 @@ export interface QkMap {
   explainedVariance: Float32Array;
   /** [2, d]: the unit principal directions; each one's largest-magnitude coordinate is positive. */
   components: Float32Array;
+}
+
+/** A token the user picks: an id, or a text that is one token (' Mary', or the vocabulary's spelling 'ĠMary'). */
+export type TokenChoice = number | string;
+
+/** Progress and cancellation of a sweep (patch, ablationSweep). */
+export interface SweepControl {
+  /** called with (sites done, sites in all) after each chunk of sites (about 40 ms of work) */
+  onProgress?: (done: number, total: number) => void;
+  /** aborting rejects the sweep with the signal's reason (an AbortError) before the next chunk */
+  signal?: AbortSignal;
+}
+
+/** headMeans' result: every head's mean weights · V over every position of the texts. */
+export interface HeadMeans {
+  numLayers: number; numHeads: number; headDim: number;
+  /** rows averaged (every position of every text) */
+  positions: number;
+  /** [numLayers, numHeads, headDim] */
+  means: Float32Array;
+}
+
+/** patch's result: metric = logit[tokens[0]] − logit[tokens[1]] at the last position. */
+export interface PatchResult {
+  granularity: 'head' | 'residual';
+  numLayers: number;
+  /** numHeads ('head') or n ('residual') */
+  cols: number;
+  /** [numLayers, cols]: the metric of the corrupted run with that one site taken from the clean run */
+  values: Float32Array;
+  /** (values − corrupted) / (clean − corrupted): 0 = no effect, 1 = the clean run's metric */
+  normalized: Float32Array;
+  clean: number; corrupted: number;
+  /** the two token ids of the metric */
+  ids: number[];
+  /** the corrupted prompt's tokens */
+  tokens: string[];
+}
+
+/** ablationSweep's result. */
+export interface AblationSweep {
+  metric: 'loss' | 'logit';
+  numLayers: number; numHeads: number;
+  /** [numLayers, numHeads]: the metric with that one head ablated */
+  values: Float32Array;
+  /** the metric of the unablated run */
+  base: number;
+  /** values − base */
+  delta: Float32Array;
+  /** every head, largest |delta| first */
+  ranking: { layer: number; head: number; delta: number }[];
+  tokens: string[];
+}
+
+/** logitAttribution's result. */
+export interface LogitAttribution {
+  numLayers: number; numHeads: number;
+  /** [numLayers, numHeads]: each head's direct contribution to the token's logit at the last position */
+  values: Float32Array;
+  id: number;
+  /** the token's logit (before final soft-capping) */
+  logit: number;
+  /** the final norm's scale, frozen: sqrt(var + eps) (LayerNorm) or rms (RMSNorm) of the last residual; 1 without */
+  scale: number;
 }
 
 export interface AttnScope {
@@ -523,6 +594,43 @@ export interface AttnScope {
    * @example const { queries, keys } = as.qkMap({ q, k, nq: 10, nk: 10, d: 64 });
    */
   qkMap(args: { q: Tensor; k: Tensor; nq: number; nk: number; d: number; normalize?: boolean }): QkMap;
+
+  /**
+   * Every head's mean output (its weights · V, before W_O) over every position of `texts`, for mean ablation:
+   * `run(text, { ablate: [{ layer, head, mean: means.subarray(((layer * numHeads) + head) * headDim, …) }] })`.
+   * Language models and encoders; not encoder-decoder models.
+   */
+  headMeans(model: Model, texts: string[]): HeadMeans;
+
+  /**
+   * Activation patching between a clean and a corrupted prompt of the same token length: for every site (a head's
+   * weights · V at every position, or the input of layer l at position p) the corrupted run with that site taken
+   * from the clean run, scored by logit[tokens[0]] − logit[tokens[1]] at the last position. Each site costs one
+   * forward from its layer on (both prompts are traced once). Needs a language-model head.
+   * @example
+   *   const r = await as.patch(gpt2, { clean: 'When Mary and John went to the store, John gave a drink to',
+   *     corrupted: 'When Mary and John went to the store, Mary gave a drink to', tokens: [' Mary', ' John'] });
+   */
+  patch(model: Model, args: {
+    clean: string; corrupted: string; tokens: [TokenChoice, TokenChoice]; granularity?: 'head' | 'residual';
+  } & SweepControl): Promise<PatchResult>;
+
+  /**
+   * Ablates every head in turn (zero, or with `means` from headMeans mean ablation) and measures the effect:
+   * metric 'loss' (default: the text's loss, Hugging Face's labels = input_ids) or 'logit' (tokens[0]'s logit at
+   * the last position). Each head costs one forward from its layer on, from the cached run.
+   */
+  ablationSweep(model: Model, text: string, args?: {
+    metric?: 'loss' | 'logit'; tokens?: [TokenChoice]; means?: Float32Array;
+  } & SweepControl): Promise<AblationSweep>;
+
+  /**
+   * Direct logit attribution at the last position toward `token`, per head, with the final norm's scale frozen
+   * (TransformerLens's apply_ln_to_stack): head output · W_O[head rows], centred for LayerNorm, / the final norm's
+   * scale on the full residual, · (gamma ⊙ the token's unembedding). Biases and soft-capping are no head's and are
+   * left out. Pre-norm models only (a post-norm block's output is normalised again: an error says so).
+   */
+  logitAttribution(model: Model, text: string, token: TokenChoice): LogitAttribution;
 
   /**
    * word: runs of Unicode letters/digits are tokens, every other non-space character is its own token;

@@ -14,6 +14,7 @@ import {
 import { BUNDLED, loadBundled } from './bundled.js';
 import { readAttentionFile, openAttentionFile } from './attention_file.js';
 import { runAnalysis } from './analysis.js';
+import * as inside from './inside.js';
 
 // core/parallel.h kMaxThreads
 const MAX_THREADS = 16;
@@ -271,6 +272,18 @@ class AttnScope {
 
   /** AttentionViz's joint query/key map, projected on two principal components. */
   qkMap(args) { return runAnalysis(this.#m, 'qkMap', args); }
+
+  /** Every head's mean output over texts (mean ablation values), [numLayers, numHeads, headDim]. */
+  headMeans(model, texts) { return inside.headMeans(this.#m, model, texts); }
+
+  /** Activation patching clean → corrupted per head or per residual position (bindings/js/inside.js). */
+  patch(model, args) { return inside.patch(this.#m, model, args); }
+
+  /** Every head ablated in turn, ranked by its effect on the loss or a token's logit (bindings/js/inside.js). */
+  ablationSweep(model, text, args) { return inside.ablationSweep(this.#m, model, text, args); }
+
+  /** Direct logit attribution per head at the last position toward a token (bindings/js/inside.js). */
+  logitAttribution(model, text, token) { return inside.logitAttribution(this.#m, model, text, token); }
 
   /** Splits text into word or character tokens with [start, end) UTF-16 offsets. */
   tokenize(text, options = {}) {

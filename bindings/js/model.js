@@ -67,17 +67,23 @@ const layerList = () => scalar((fn, name, v) => {
   return out;
 });
 
-// Run option `ablate`: [{ layer, head }, …] -> Int32Array [layer0, head0, layer1, head1, …]. The ranges are the
-// core's ("run: ablate[0].layer (12) must be an integer from 0 to 11").
+// Run option `ablate`: [{ layer, head, mean? }, …] -> Int32Array [layer0, head0, layer1, head1, …] (with means:
+// { heads, means: [Float32Array | null, …] }). The ranges and lengths are the core's ("run: ablate[0].layer (12)
+// must be an integer from 0 to 11").
 const headList = () => scalar((fn, name, v) => {
   if (v === undefined) return undefined;
   if (!Array.isArray(v)) fail('TypeError', `${fn}: ${name} must be an array of { layer, head }, got ${typeName(v)}`);
   const out = new Int32Array(2 * v.length);
+  const means = [];
   v.forEach((item, i) => {
     if (!isPlainObject(item)) fail('TypeError', `${fn}: ${name}[${i}] must be an object { layer, head }, got ${typeName(item)}`);
     for (const key of Object.keys(item)) {
-      if (key !== 'layer' && key !== 'head') fail('TypeError', `${fn}: unknown option '${name}[${i}].${key}'`);
+      if (key !== 'layer' && key !== 'head' && key !== 'mean') fail('TypeError', `${fn}: unknown option '${name}[${i}].${key}'`);
     }
+    if (item.mean !== undefined && !(item.mean instanceof Float32Array)) {
+      fail('TypeError', `${fn}: ${name}[${i}].mean must be a Float32Array (headDim or n·headDim values), got ${typeName(item.mean)}`);
+    }
+    means.push(item.mean ?? null);
     ['layer', 'head'].forEach((key, j) => {
       const x = item[key];
       if (x === undefined) fail('TypeError', `${fn}: ${name}[${i}].${key} is required`);
@@ -86,7 +92,7 @@ const headList = () => scalar((fn, name, v) => {
       out[2 * i + j] = x;
     });
   });
-  return out;
+  return means.some((m) => m !== null) ? { heads: out, means } : out;
 });
 
 const seed = () => scalar((fn, name, v) => {
@@ -182,7 +188,9 @@ export class Model extends Handle {
    * `options.logProbs`: also return `logProbs` [n − 1], ln p(token i+1 | tokens 0..i) under the next-token head
    * (−mean = Hugging Face's `labels=input_ids` loss; encoder-decoder: the target after `<s>`).
    * `options.ablate`: [{ layer, head }, …] (0-based, the main side's layers): those heads' weights and weights · V
-   * are zero (Hugging Face's `head_mask` with zeros there), and everything after them reflects it.
+   * are zero (Hugging Face's `head_mask` with zeros there), and everything after them reflects it. With
+   * `mean` (a Float32Array of headDim values, or n·headDim: one row per position) the head's weights · V is that
+   * instead (mean ablation: `as.headMeans(model, texts)` gives every head's mean).
    * `options.lens`: k — the logit lens: every `layers[i].lens` is `{ ids: Int32Array, probs: Float32Array, k }`,
    * [n, k] row-major, the top-k of softmax(LM head(final norm(layers[i].output))) at every position (the last
    * layer's last row equals `next`). A model without a language-model head throws saying so.
@@ -193,6 +201,10 @@ export class Model extends Handle {
       fail('TypeError', `run: options must be an object, got ${typeName(options)}`);
     }
     const opts = validate('run', RUN_OPTIONS, options);
+    if (opts.ablate?.means) {
+      opts.ablateMeans = opts.ablate.means;
+      opts.ablate = opts.ablate.heads;
+    }
     let arg;
     if (typeof input === 'string') {
       arg = { text: wellFormed(input) };

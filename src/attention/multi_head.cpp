@@ -83,6 +83,12 @@ MhaOutput attend_projected(std::span<const float> q, std::span<const float> k, s
     if (!a.head_keep.empty() && a.head_keep[static_cast<std::size_t>(h)] == 0) std::fill_n(weights_h, n_scores, 0.0f);
     // 8. weighted sum of the values into this head's columns of concat
     ops::matmul_nn(att_h, v_h, concat_h);
+    if (!a.head_keep.empty() && a.head_keep[static_cast<std::size_t>(h)] == 2) {
+      for (int i = 0; i < nq; ++i) {
+        const std::size_t at = static_cast<std::size_t>(i) * static_cast<std::size_t>(inner) + static_cast<std::size_t>(h * head_dim);
+        std::copy_n(a.head_values.data() + at, head_dim, concat.data() + at);
+      }
+    }
   };
   if (chunks > 1) {
     core::parallel_for(num_heads, 1, head_flops * num_heads, [&](std::int64_t begin, std::int64_t end, int chunk) {

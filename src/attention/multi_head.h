@@ -34,6 +34,9 @@ struct MhaArgs {
   // Empty, or num_heads entries: a head with 0 is ablated (run option `ablate`): its weights are zero, as Hugging
   // Face's head_mask multiplies them, and so is its weights · V (its columns of concat, before W_O).
   std::span<const std::uint8_t> head_keep;
+  // With head_keep: a head whose entry is 2 keeps its weights but its weights · V (its columns of concat) is
+  // replaced by these columns, [nq, num_heads·head_dim] (mean ablation, activation patching: model/inside.h).
+  std::span<const float> head_values;
   // The weights w passed detail::check_mha_config for these d_model/num_heads/kdim/vdim when the caller
   // stored them (a prepared module): skip re-scanning them on every call.
   bool weights_checked = false;

@@ -43,7 +43,7 @@ namespace {
 
 attention::MhaOutput attend(const BlockArgs& a, std::span<const float> q_in, std::span<const float> kv_in, int nk,
                             const attention::MhaWeights& w, std::span<const std::uint8_t> mask, bool causal,
-                            std::span<const std::uint8_t> head_keep = {}) {
+                            std::span<const std::uint8_t> head_keep = {}, std::span<const float> head_values = {}) {
   attention::MhaArgs m;
   m.query = q_in;
   m.key = m.value = kv_in;
@@ -56,6 +56,7 @@ attention::MhaOutput attend(const BlockArgs& a, std::span<const float> q_in, std
   m.causal = causal;
   m.keep_trace = a.keep_trace;
   m.head_keep = head_keep;
+  m.head_values = head_values;
   return attention::detail::multi_head_attention_unchecked(m);
 }
 
@@ -166,6 +167,17 @@ attention::MhaOutput attend_tiled(const BlockArgs& a, std::span<const float> in,
   t.summary_rows = a.n_real;
   t.top_k = a.top_k;
   attention::TiledOutput o = attention::tiled_attention(t);
+  // head_keep 2 (mean ablation, patching): the head's weights · V replaced, as attention::multi_head_attention does
+  if (!a.head_values.empty()) {
+    const std::size_t inner = static_cast<std::size_t>(nh) * static_cast<std::size_t>(p.hd);
+    for (int h = 0; h < nh; ++h) {
+      if (a.head_keep.empty() || a.head_keep[static_cast<std::size_t>(h)] != 2) continue;
+      for (int i = 0; i < n; ++i) {
+        const std::size_t at = static_cast<std::size_t>(i) * inner + static_cast<std::size_t>(h * p.hd);
+        std::copy_n(a.head_values.data() + at, p.hd, o.concat.data() + at);
+      }
+    }
+  }
   for (const int h : a.want_heads) out.head_weights.push_back(attention::tiled_head_weights(t, h));
   attention::MhaOutput m;
   m.overflowed = o.overflowed;
@@ -222,6 +234,7 @@ attention::MhaOutput attend_decoder(const BlockArgs& a, std::span<const float> i
   m.mask = mask;
   m.keep_trace = a.keep_trace;
   m.head_keep = a.head_keep;  // run option ablate: per query head
+  m.head_values = a.head_values;
   attention::MhaOutput out = attention::detail::attend_projected(q, keys, values, m);
   if (a.keep_trace) {
     // the trace's q/k/v per query head (k and v repeated to nh heads, as repeat_kv gives them)
@@ -277,7 +290,7 @@ BlockOutput run_block(const BlockArgs& a) {
       } else if (a.cache != nullptr) {
         o = attend_cached(a, in, self ? w.self_attn : w.cross_attn, self);
       } else {
-        o = self ? attend(a, in, in, n, w.self_attn, a.self_mask, a.causal, a.head_keep)
+        o = self ? attend(a, in, in, n, w.self_attn, a.self_mask, a.causal, a.head_keep, a.head_values)
                  : attend(a, in, a.memory, a.m, w.cross_attn, a.memory_mask, false);
       }
       if (o.overflowed) {

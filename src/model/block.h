@@ -68,6 +68,7 @@ struct BlockArgs {
   std::span<const std::uint8_t> self_mask;    // empty or [n, n], 1 = may attend (combined with causal)
   std::span<const std::uint8_t> memory_mask;  // empty or [n, m]
   std::span<const std::uint8_t> head_keep;  // empty or num_heads: 0 ablates that self-attention head (MhaArgs)
+  std::span<const float> head_values;       // heads with head_keep 2: their weights · V [n, heads·head_dim]
   bool keep_trace = false;
   bool norm_stats = false;  // with keep_trace: the per-row mean and biased variance each LayerNorm used
   // Decoding: x holds new rows at positions cache->rows.. ; self-attention reads the cache plus these rows and

@@ -10,18 +10,56 @@
 
 namespace attnscope::model {
 
-std::vector<double> lm_logits(const EmbedArgs& a, const RunVocab& vocab, std::span<const float> h) {
-  const int d = a.m->d_model;
+namespace {
+
+// The rows the head scores: a checkpoint's head covers every row of its table (config.vocab_size may pad past the
+// tokenizer: Qwen2/3, Phi-3, and Hugging Face's softmax runs over all of them; lm_head.weight's rows are
+// vocab_size long too).
+std::int32_t head_rows(const EmbedArgs& a, const RunVocab& vocab) {
   const EmbeddingSpec& e = a.m->embedding;
   std::int32_t count = a.encoder->vocab_size(vocab);
-  // A checkpoint's head covers every row of its table: config.vocab_size may pad past the tokenizer (Qwen2/3,
-  // Phi-3), and Hugging Face's softmax runs over all of them (lm_head.weight's rows are vocab_size long too).
   if (e.rows == TokenRows::kTable && !e.seeded_fallback) count = std::max(count, e.vocab_size);
+  return count;
+}
+
+// The head is a matrix (lm_head.weight, or the loaded embedding table tied, at its stored width), not createModel's rows.
+bool matrix_head(const EmbedArgs& a, std::int32_t count) {
+  const EmbeddingSpec& e = a.m->embedding;
+  const core::WeightSpan table = a.params->weight("embedding.weight");
+  return a.m->head.lm_head ||
+         (e.rows == TokenRows::kTable && !e.seeded_fallback && a.user->by_id.empty() &&
+          table.size() >= static_cast<std::size_t>(count) * static_cast<std::size_t>(a.m->d_model));
+}
+
+}  // namespace
+
+std::vector<double> lm_direction(const EmbedArgs& a, const RunVocab& vocab, std::int32_t id) {
+  const int d = a.m->d_model;
+  const auto D = static_cast<std::size_t>(d);
+  const std::int32_t count = head_rows(a, vocab);
+  std::vector<double> u(D, 0.0);
+  if (id < 0 || id >= count) return u;
+  std::vector<float> row(D);
+  if (a.m->head.lm_head) {
+    // [d, V] at its stored width
+    ops::weight_column(a.params->weight("lm_head.weight"), D, static_cast<std::size_t>(count),
+                       static_cast<std::size_t>(id), row);
+  } else if (matrix_head(a, count)) {
+    ops::weight_row(a.params->weight("embedding.weight"), static_cast<std::size_t>(id), D, row);
+  } else {
+    token_row(a, id, a.encoder->fixed_vocabulary() ? std::string() : vocab.tokens[static_cast<std::size_t>(id)], row);
+  }
+  std::copy(row.begin(), row.end(), u.begin());
+  return u;
+}
+
+std::vector<double> lm_logits(const EmbedArgs& a, const RunVocab& vocab, std::span<const float> h) {
+  const int d = a.m->d_model;
+  const std::int32_t count = head_rows(a, vocab);
   std::vector<double> logits(static_cast<std::size_t>(std::max(count, 0)));
   if (count <= 0) return logits;
   const core::WeightSpan table = a.params->weight("embedding.weight");
-  if (a.m->head.lm_head || (e.rows == TokenRows::kTable && !e.seeded_fallback && a.user->by_id.empty() &&
-                            table.size() >= static_cast<std::size_t>(count) * static_cast<std::size_t>(d))) {
+  if (matrix_head(a, count)) {
     // A checkpoint's head, in float32 as the frameworks compute it. One row only, so no GEMM (its packing of a
     // 50,257 x 768 table would cost more than the product): with lm_head, logits = b + Σ_c h_c W[c, :] (a
     // vectorisable row update per c); tied, logit_v = h · E_v with the SIMD dot kernel.

@@ -16,6 +16,10 @@ namespace attnscope::model {
 // logits [vocab] of the language-model head for the hidden state h [d_model].
 std::vector<double> lm_logits(const EmbedArgs& a, const RunVocab& vocab, std::span<const float> h);
 
+// The head's column for token `id` [d_model] (lm_head.weight[:, id], or the tied row): logit_id = h · it (+ the
+// head's bias, + soft-capping). Direct logit attribution (inside.h) reads it; zeros for an id outside the head.
+std::vector<double> lm_direction(const EmbedArgs& a, const RunVocab& vocab, std::int32_t id);
+
 // The k most probable ids of softmax(logits) with their texts (k is capped at the vocabulary size).
 TopK top_k(const std::vector<double>& logits, int k, const EmbedArgs& a, const RunVocab& vocab);
 

@@ -60,6 +60,9 @@ struct RunOptions {
   bool log_probs = false;    // JS logProbs: ln p(token i+1 | tokens 0..i) of the main side (RunTrace::log_probs)
   // JS ablate: (layer, head) pairs of the main side whose heads are ablated (MhaArgs::head_keep), 0-based.
   std::vector<std::pair<int, int>> ablate;
+  // JS ablate[i].mean: empty (zero ablation) or the values the head's weights · V becomes — head_dim numbers (the
+  // same at every position: mean ablation, model/inside.h head_means) or n·head_dim (one row per position).
+  std::vector<std::vector<float>> ablate_values;
   // JS lens: the logit lens' top-k at every layer and position of the main side (LayerTrace::lens_*); absent: off.
   std::optional<int> lens;
   // JS heads: which self-attention maps of the main side are materialised. kAll (default): as `level` says.

@@ -36,7 +36,7 @@ core::Status run_stack(const StackArgs& a, SideTrace& side, const SideTrace* mem
   const std::vector<std::uint8_t> self_mask = ops::key_padding_mask(n, n, side.n_real);
   const std::vector<std::uint8_t> memory_mask =
       memory != nullptr ? ops::key_padding_mask(n, memory->n, memory->n_real) : std::vector<std::uint8_t>();
-  for (std::size_t li = 0; li < a.spec->blocks.size(); ++li) {
+  for (std::size_t li = a.first_block; li < a.spec->blocks.size(); ++li) {
     const BlockSpec& spec = a.spec->blocks[li];
     const bool full = a.full_all || (a.full_layers != nullptr &&
                                      std::find(a.full_layers->begin(), a.full_layers->end(), static_cast<int>(li)) !=
@@ -49,9 +49,12 @@ core::Status run_stack(const StackArgs& a, SideTrace& side, const SideTrace* mem
       bool overflowed = false;
       attention::AttentionOutput o = attention::simple_self_attention_masked(x, n, d, side.n_real, &overflowed);
       if (overflowed) return layer_failed(a, li);
-      if (!a.head_keep.empty() && a.head_keep[li * static_cast<std::size_t>(m.num_heads)] == 0) {
+      const std::uint8_t keep = a.head_keep.empty() ? 1 : a.head_keep[li * static_cast<std::size_t>(m.num_heads)];
+      if (keep == 0) {
         std::fill(o.weights.begin(), o.weights.end(), 0.0f);  // its one head ablated: weights and weights · X
         std::fill(o.output.begin(), o.output.end(), 0.0f);
+      } else if (keep == 2) {
+        o.output = a.head_values[li];  // its weights · X replaced (mean ablation, patching)
       }
       if (a.summaries) {
         t.has_summary = true;
@@ -87,6 +90,7 @@ core::Status run_stack(const StackArgs& a, SideTrace& side, const SideTrace* mem
       b.causal = spec.causal;
       b.self_mask = self_mask;
       if (!a.head_keep.empty()) b.head_keep = a.head_keep.subspan(li * static_cast<std::size_t>(m.num_heads), static_cast<std::size_t>(m.num_heads));
+      if (!a.head_values.empty()) b.head_values = a.head_values[li];
       b.keep_trace = full && a.caches == nullptr;
       b.norm_stats = b.keep_trace;
       if (a.caches != nullptr) b.cache = &(*a.caches)[li];

@@ -30,6 +30,12 @@ struct StackArgs {
   const std::vector<int>* full_layers = nullptr;  // and these layers keep the full trace
   // Empty, or [blocks * num_heads]: 0 ablates that layer's head (run option `ablate`, see MhaArgs::head_keep).
   std::span<const std::uint8_t> head_keep;
+  // Empty, or one per block: the weights · V [n, heads·head_dim] whose columns replace the heads marked 2 in
+  // head_keep (mean ablation, activation patching; model/inside.h).
+  std::span<const std::vector<float>> head_values;
+  // Start at this block, side.input being its input (a re-run from cached residuals, model/inside.h); side.layers
+  // then holds the blocks from here on.
+  std::size_t first_block = 0;
   const char* op = "run";
   const char* what = "text";  // argument named in errors ("text", "source", "target")
   // Decoding (generate): one cache per block; side.input holds only the new rows, nothing is traced but the

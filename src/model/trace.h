@@ -50,6 +50,7 @@ struct LayerTrace {
   int lens_k = 0;
   std::vector<std::int32_t> lens_ids;
   std::vector<float> lens_probs;
+  std::vector<std::string> lens_tokens;  // the ids' vocabulary texts (JS lens.tokens), for labels
   // Run option summaries: the self-attention's per-head entropy, distance, sink share and top-k keys per row
   // (attention/tiled.h), from the materialised weights or the tiled pass alike.
   bool has_summary = false;

@@ -9,6 +9,7 @@
 #include "core/text.h"
 #include "io/safetensors.h"
 #include "model/heads.h"
+#include "model/inside.h"
 #include "model/limits.h"
 #include "ops/validate.h"
 
@@ -173,12 +174,14 @@ void Transformer::logit_lens(const EmbedArgs& ea, const RunVocab& vocab, int k, 
                                                     : layer.output;
     layer.lens_ids.clear();
     layer.lens_probs.clear();
+    layer.lens_tokens.clear();
     for (int p = 0; p < n; ++p) {
       const TopK t = top_k(lm_logits(ea, vocab, std::span<const float>(h.data() + static_cast<std::size_t>(p) * D, D)),
                            k, ea, vocab);
       layer.lens_k = static_cast<int>(t.ids.size());  // k capped at the vocabulary size
       layer.lens_ids.insert(layer.lens_ids.end(), t.ids.begin(), t.ids.end());
       layer.lens_probs.insert(layer.lens_probs.end(), t.probs.begin(), t.probs.end());
+      layer.lens_tokens.insert(layer.lens_tokens.end(), t.tokens.begin(), t.tokens.end());
     }
   }
 }
@@ -243,6 +246,7 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
     ATTN_TRY(check_pairs(o.heads, "heads"));
   }
   if (o.summaries && o.summary_top_k < 0) return core::check_non_negative(kOpRun, "summaries.topK", o.summary_top_k);
+  std::vector<std::vector<float>> head_values;  // ablate[i].mean, per main block (inside.h)
   RunTrace out;
   out.d_model = m_.d_model;
   out.num_heads = m_.num_heads;
@@ -264,6 +268,7 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
       s.head_keep = head_keep;
       s.tiled = tiled;
       s.heads = o.heads;
+      s.head_values = head_values;
     }
     s.summaries = o.summaries;
     s.top_k = o.summary_top_k;
@@ -279,6 +284,7 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
     out.has_source = true;
     out.source = std::move(src).value();
     out.main = std::move(tgt).value();
+    ATTN_TRY(ablation_values(m_, o, out.main.n, head_keep, head_values));
     if (o.pad_multiple > 0) {
       // both sides padded to the same length, as padTo does
       const int n = std::max(out.source.n, out.main.n);
@@ -295,6 +301,7 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
     auto side = embed(ea, source, "text", vocab, o.pad_to, o.pad_multiple);
     if (!side.ok()) return side.status();
     out.main = std::move(side).value();
+    ATTN_TRY(ablation_values(m_, o, out.main.n, head_keep, head_values));
     ATTN_TRY(run_stack(stack_args(m_.main, main_w_, o.full_layers, "text"), out.main, nullptr));
   }
   for (const auto& [layer, head] : o.heads) {  // the requested maps, in the order asked (a pair may repeat)

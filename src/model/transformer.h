@@ -86,6 +86,7 @@ class Transformer {
   const Parameters& parameters() const { return params_; }
 
  private:
+  friend class Inside;  // inside.h: re-runs the stack from a layer on (patching, ablation sweeps)
   Transformer(ModelDescription m, TextEncoder enc, Parameters params, ModelOptions opt);
   void bind_weights();
   EmbedArgs embed_args(const char* op) const;

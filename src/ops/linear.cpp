@@ -150,6 +150,24 @@ void weight_row(const core::WeightSpan& w, std::size_t row, std::size_t cols, st
   (w.type == core::WeightType::kBF16 ? kt.cvt_bf16 : kt.cvt_f16)(cols, w.bits() + row * cols, out.data());
 }
 
+void weight_column(const core::WeightSpan& w, std::size_t rows, std::size_t cols, std::size_t col, std::span<float> out) {
+  if (w.is_f32()) {
+    for (std::size_t r = 0; r < rows; ++r) out[r] = w.f32()[r * cols + col];
+    return;
+  }
+  if (const std::int8_t* q = w.q8()) {
+    const auto B = static_cast<std::size_t>(kernels::kQ8Block);
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::size_t blk = (r / B) * cols + col;
+      out[r] = static_cast<float>(q[blk * B + r % B]) * w.scales[blk];
+    }
+    return;
+  }
+  const kernels::KernelTable& kt = kernels::active_kernels();
+  const auto cvt = w.type == core::WeightType::kBF16 ? kt.cvt_bf16 : kt.cvt_f16;
+  for (std::size_t r = 0; r < rows; ++r) cvt(1, w.bits() + r * cols + col, &out[r]);
+}
+
 float weight_row_dot(std::span<const float> h, const core::WeightSpan& w, std::size_t row) {
   const kernels::KernelTable& kt = kernels::active_kernels();
   const std::size_t d = h.size();

@@ -30,6 +30,9 @@ std::vector<float> linear(std::span<const float> x, int n, int in, const core::W
 // Row `row` of a [rows, cols] weight table (an embedding), widened to float32 into out (cols floats).
 void weight_row(const core::WeightSpan& w, std::size_t row, std::size_t cols, std::span<float> out);
 // h · row `row` of a [rows, cols] weight table (a tied head's logit), accumulated in float32.
+// Column `col` of a [rows, cols] weight matrix (a head's [d, V] lm_head: one token's direction), widened to float32
+// into out (rows floats). Float32, half-width and Q8_0 (kernels.h's block layout, ldb = cols).
+void weight_column(const core::WeightSpan& w, std::size_t rows, std::size_t cols, std::size_t col, std::span<float> out);
 float weight_row_dot(std::span<const float> h, const core::WeightSpan& w, std::size_t row);
 
 }  // namespace attnscope::ops

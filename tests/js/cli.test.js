@@ -5,7 +5,6 @@
 // chunk by hand; then every kind of bad argument: one line on stderr, nothing on stdout, exit code 2.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import {
   copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync,
 } from 'node:fs';
@@ -14,26 +13,12 @@ import path from 'node:path';
 import pngjs from 'pngjs';
 import { loadAs, root, assertClose } from './helpers.js';
 import { makeGpt2TokenizerJson } from '../fixtures/hf/make_gpt2_tokenizer_json.mjs';
+import { cli, ok } from './support/cli.mjs';
 
-const BIN = path.join(root, 'bin', 'attnscope.mjs');
 const TEXT = 'the quick brown fox jumps over the lazy dog';
 // the CLI's default model: --model random = createModel with these options
 const RANDOM = { architecture: 'encoder', tokenizer: 'word', dModel: 16, numHeads: 2, numLayers: 2, seed: 0 };
 
-/** Runs the CLI; resolves { code, stdout: Buffer, stderr: string } (never rejects on a non-zero exit). */
-function cli(args) {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: root, encoding: 'buffer', maxBuffer: 64 << 20, env: process.env },
-      (err, stdout, stderr) => resolve({ code: err ? err.code : 0, stdout, stderr: stderr.toString('utf8') }));
-  });
-}
-
-async function ok(args) {
-  const r = await cli(args);
-  assert.equal(r.code, 0, `attnscope ${args.join(' ')} failed: ${r.stderr}`);
-  assert.equal(r.stderr, '');
-  return r.stdout;
-}
 
 async function reference(config, text) {
   const as = await loadAs();
@@ -236,8 +221,8 @@ test('attnscope: bad arguments print one clear line on stderr and exit 2', async
   const names = bundled.map((m) => m.name).join(', ');
   const drawable = bundled.filter((m) => ['decoder', 'encoder-decoder'].includes(m.architecture)).map((m) => m.name).join(', ');
   const cases = [
-    [[], 'a command is required: heatmap, lines, overview (see attnscope --help)'],
-    [['plot', 'x'], 'command ("plot") must be one of heatmap, lines, overview'],
+    [[], 'a command is required: heatmap, lines, overview, lens, ablate, patch, heads (see attnscope --help)'],
+    [['plot', 'x'], 'command ("plot") must be one of heatmap, lines, overview, lens, ablate, patch, heads'],
     [['heatmap'], 'heatmap: the text to run is required, e.g. attnscope heatmap "The cat sat"'],
     [['heatmap', 'a', 'b'], 'heatmap: unexpected argument "b" (quote the text as one argument)'],
     [['heatmap', 'x', '--colour', 'red'], "unknown option '--colour' (see attnscope --help)"],

@@ -1,0 +1,45 @@
+// The "looking inside" panel's work (layer: web, runs in the compute worker; no DOM, no model math): the logit lens
+// table, heads knocked out (next-token top-k and loss beside the unablated run), the ablation sweep and activation
+// patching, each through the attnscope module's public API (bindings/js/inside.js) on the model the page shows.
+// Sweeps report progress and stop at the page's Cancel (an AbortSignal the worker aborts).
+
+const loss = (lp) => (lp && lp.length ? -lp.reduce((s, x) => s + x, 0) / lp.length : null);
+
+/** The page's model for state `s` (the seeded random one or a loaded one), as pipeline.generate uses. */
+async function modelOf(pipeline, s) {
+  if (s.mode === 'example') throw new Error('the worked example has no language-model head: choose a model');
+  return s.model === 'random' ? pipeline.randomModel(s) : pipeline.loaded(s.model);
+}
+
+/**
+ * op 'lens' { k } → { tokens, numLayers, k, layers: [{ ids, probs, tokens }] }
+ * op 'ablate' { heads } → { tokens, before: { next, loss }, after: { next, loss } }
+ * op 'sweep' { } → as.ablationSweep's result (metric loss)
+ * op 'patch' { clean, corrupted, tokens, granularity } → as.patch's result
+ */
+export async function insideWork(pipeline, s, op, args, onProgress, signal) {
+  const model = await modelOf(pipeline, s);
+  const { as } = pipeline;
+  if (model.config.architecture === 'encoder-decoder') throw new Error('looking inside reads one stack: choose a decoder or an encoder');
+  if (op === 'lens') {
+    const r = model.run(s.text, { trace: 'none', lens: args.k });
+    return {
+      tokens: r.tokens, numLayers: r.layers.length, k: args.k,
+      layers: r.layers.map((l) => ({ ids: l.lens.ids, probs: l.lens.probs, tokens: l.lens.tokens })),
+    };
+  }
+  if (op === 'ablate') {
+    const before = model.run(s.text, { trace: 'none', logProbs: true, topK: 5 });
+    const after = model.run(s.text, { trace: 'none', logProbs: true, topK: 5, ablate: args.heads });
+    const side = (r) => ({ next: r.next, loss: loss(r.logProbs) });
+    return { tokens: before.tokens, before: side(before), after: side(after), numLayers: model.config.numLayers, numHeads: model.config.numHeads };
+  }
+  if (op === 'sweep') return as.ablationSweep(model, s.text, { onProgress: (done, total) => onProgress(done / total), signal });
+  if (op === 'patch') {
+    return as.patch(model, {
+      clean: args.clean, corrupted: args.corrupted, tokens: args.tokens, granularity: args.granularity,
+      onProgress: (done, total) => onProgress(done / total), signal,
+    });
+  }
+  throw new Error(`inside: unknown operation ${op}`);
+}
