@@ -10,8 +10,16 @@
 
 namespace attnscope::model {
 
-std::vector<double> lm_logits(const EmbedArgs& a, const RunVocab& vocab, std::span<const float> h) {
+std::vector<double> lm_logits(const EmbedArgs& a, const RunVocab& vocab, std::span<const float> h_in) {
   const int d = a.m->d_model;
+  // T5's tied head reads the hidden state times d_model^-0.5 (T5ForConditionalGeneration.forward), in float32
+  std::vector<float> scaled;
+  if (a.m->head.hidden_scale != 1.0) {
+    const auto f = static_cast<float>(a.m->head.hidden_scale);
+    scaled.assign(h_in.begin(), h_in.end());
+    for (float& x : scaled) x *= f;
+  }
+  const std::span<const float> h = scaled.empty() ? h_in : std::span<const float>(scaled);
   const EmbeddingSpec& e = a.m->embedding;
   std::int32_t count = a.encoder->vocab_size(vocab);
   // A checkpoint's head covers every row of its table: config.vocab_size may pad past the tokenizer (Qwen2/3,
@@ -38,6 +46,11 @@ std::vector<double> lm_logits(const EmbedArgs& a, const RunVocab& vocab, std::sp
       }
     } else {
       for (std::size_t v = 0; v < V; ++v) z[v] = ops::dot(h, std::span<const float>(table.data() + v * D, D));
+    }
+    // BART / Marian: final_logits_bias (BartForConditionalGeneration: lm_logits + final_logits_bias)
+    if (a.m->head.logits_bias) {
+      const auto fb = (*a.params)["lm_head.final_bias"];
+      for (std::size_t v = 0; v < V && v < fb.size(); ++v) z[v] += fb[v];
     }
     std::copy(z.begin(), z.end(), logits.begin());
     // Gemma 2's final_logit_softcapping: tanh(logits / c) · c
