@@ -239,7 +239,12 @@ val ModelHandle::config() const {
       o.set("activation", val(model::name_of(m.main.blocks[0].activation)));
       o.set("eps", val(m.main.blocks[0].eps));
     }
-    if (m.has_source) o.set("numDecoderLayers", val(static_cast<int>(m.main.blocks.size())));
+    if (m.has_source) {
+      o.set("numDecoderLayers", val(static_cast<int>(m.main.blocks.size())));
+      o.set("numLayers", val(static_cast<int>(m.source.blocks.size())));
+    }
+    // an encoder-decoder checkpoint (loadPretrained t5, bart, marian, ...): its decoder start token
+    if (model_->options().decoder_start >= 0) o.set("decoderStartTokenId", val(model_->options().decoder_start));
     return o;
   }
   const model::ModelConfig& c = *created;  // createModel: its config with every default applied
@@ -297,14 +302,15 @@ val ModelHandle::run(val input, val options) const {
     o.summaries = true;
     o.summary_top_k = int_in(options["summaries"], o.summary_top_k);
   }
-  auto r = given(input["text"]) ? model_->run(input["text"].as<std::string>(), o)
-                                : model_->run(input["source"].as<std::string>(), input["target"].as<std::string>(), o);
+  auto r = given(input["text"])        ? model_->run(input["text"].as<std::string>(), o)
+           : given(input["targetIds"]) ? model_->run_ids(input["source"].as<std::string>(), i32_in(input["targetIds"]), o)
+                                       : model_->run(input["source"].as<std::string>(), input["target"].as<std::string>(), o);
   if (!r.ok()) return error(r.status());
   return trace_out(r.value(), o.log_probs, o.heads_mode == model::RunOptions::Heads::kList);
 }
 
-val ModelHandle::generate(std::string input, int max_new_tokens) const {
-  auto r = model_->generate(input, max_new_tokens);
+val ModelHandle::generate(std::string input, int max_new_tokens, int num_beams) const {
+  auto r = model_->generate(input, max_new_tokens, num_beams);
   if (!r.ok()) return error(r.status());
   const model::Generation& g = r.value();
   val o = val::object();

@@ -19,7 +19,7 @@ class ModelHandle {
   void adopt(std::unique_ptr<model::Transformer> m, std::string creator);
   emscripten::val config() const;
   emscripten::val run(emscripten::val input, emscripten::val options) const;
-  emscripten::val generate(std::string input, int max_new_tokens) const;
+  emscripten::val generate(std::string input, int max_new_tokens, int num_beams) const;
   emscripten::val parameters() const;
   const model::Transformer& model() const { return *model_; }  // bindings/embind/inside.cpp
 

@@ -58,9 +58,8 @@ class CheckpointHandle {
                                                      spans, sizes, model::kOpCreate, weights8);
     if (!l.ok()) return pretrained_error(l.status());
     if (given(generation_config)) {
-      auto ends = model::generation_config_end_ids(generation_config.as<std::string>(), model::kOpCreate);
-      if (!ends.ok()) return pretrained_error(ends.status());
-      if (!ends.value().empty()) l.value()->set_end_ids(std::move(ends).value());
+      auto s = l.value()->set_generation_config(generation_config.as<std::string>());
+      if (!s.ok()) return pretrained_error(s);
     }
     loader_ = std::move(l).value();
     return val::null();

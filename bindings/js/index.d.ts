@@ -285,12 +285,22 @@ export interface Generation { text: string; ids: Int32Array; tokens: string[]; s
 export interface Model {
   /** The model's config with every default applied, read back from the core. */
   readonly config: Readonly<Record<string, unknown> & { architecture: string; dModel: number; numHeads: number; dFF: number }>;
-  run(input: string | { source: string; target: string }, options?: RunOptions): ModelRun;
+  /**
+   * Encoder-decoder checkpoints (loadPretrained t5, mt5, bart, mbart, marian) also take `{ source, target? }`
+   * (target defaults to '') or `{ source, targetIds }`: the decoder reads [config.decoderStartTokenId] + the
+   * target's ids without special tokens; `source.layers[i].attention.weights` are the encoder's attentions,
+   * `layers[i].attention.weights` the decoder's, `layers[i].cross.weights` [H, targetLength, sourceLength] the
+   * cross-attentions (API.md "Encoder–decoder checkpoints").
+   */
+  run(input: string | { source: string; target?: string } | { source: string; targetIds: ArrayLike<number> }, options?: RunOptions): ModelRun;
   /**
    * Greedy decoding (argmax, ties to the smaller id) with a key/value cache; stops at the end token or after
    * maxNewTokens (default 32). Language models continue `input`; encoder-decoder models translate it.
+   * `numBeams` > 1 (encoder-decoder models): beam search as Hugging Face's BeamSearchScorer, with the checkpoint's
+   * length_penalty and early_stopping (generation_config.json, else config.json); `ids` are the best hypothesis'.
+   * @example const t = model.generate('Hello', { numBeams: 4 }); model.run({ source: 'Hello', targetIds: t.ids })
    */
-  generate(input: string, options?: { maxNewTokens?: number }): Generation;
+  generate(input: string, options?: { maxNewTokens?: number; numBeams?: number }): Generation;
   parameters(): { name: string; shape: number[] }[];
   delete(): void;
 }
@@ -303,7 +313,8 @@ export interface PretrainedOptions {
   /**
    * config.json (text or parsed): model_type 'gpt2', 'bert', or a decoder-only checkpoint's 'llama', 'mistral',
    * 'qwen2', 'qwen3', 'gemma', 'gemma2', 'gemma3_text', 'phi3' (the Hugging Face config class's defaults apply; a
-   * field value attnscope does not implement, e.g. rope_scaling.rope_type 'longrope', is an Error naming it).
+   * field value attnscope does not implement, e.g. rope_scaling.rope_type 'longrope', is an Error naming it), or an
+   * encoder-decoder's 't5', 'mt5', 'bart', 'mbart', 'marian' (e.g. feed_forward_proj 'gated-foo' is an Error).
    */
   config: string | Record<string, unknown>;
   /**
@@ -315,9 +326,10 @@ export interface PretrainedOptions {
   weights: SafetensorsFile | SafetensorsFile[];
   /**
    * generation_config.json (text or parsed): its eos_token_id (an id or a list) replaces config.json's as the
-   * ids generate() stops at. Decoder-only checkpoints.
+   * ids generate() stops at. Encoder-decoder checkpoints also read decoder_start_token_id (when config.json has
+   * none), length_penalty and early_stopping (beam search).
    */
-  generationConfig?: string | { eos_token_id?: number | number[]; [key: string]: unknown };
+  generationConfig?: string | { eos_token_id?: number | number[]; decoder_start_token_id?: number; length_penalty?: number; early_stopping?: boolean | 'never'; [key: string]: unknown };
   /** tokenizer.json (text or parsed), { vocab, merges } (GPT-2 files) or { vocab, lowercase } (BERT vocab.txt) */
   tokenizer: string | Record<string, unknown> | { vocab: string | Record<string, number>; merges: string } | { vocab: string; lowercase?: boolean };
   /**

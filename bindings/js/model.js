@@ -166,7 +166,25 @@ const RUN_OPTIONS = {
   ablate: headList(),
   lens: whole(),
 };
-const GENERATE_OPTIONS = { maxNewTokens: whole(0) };
+const GENERATE_OPTIONS = { maxNewTokens: whole(0), numBeams: whole() };
+
+// An encoder-decoder checkpoint's run input: { source, target = '' } or { source, targetIds } (API.md
+// "Encoder–decoder checkpoints"); the ids' range is the core's.
+function checkpointSourceTarget(input) {
+  if (input.targetIds === undefined) return sourceTarget('run', { ...input, target: input.target ?? '' });
+  for (const key of Object.keys(input)) {
+    if (key !== 'source' && key !== 'targetIds') fail('TypeError', `run: unknown option '${key}'${key === 'target' ? ' (give target or targetIds, not both)' : ''}`);
+  }
+  checkString('run', 'source', input.source);
+  const ids = input.targetIds;
+  if (!Array.isArray(ids) && !(ids instanceof Int32Array)) {
+    fail('TypeError', `run: targetIds must be an array of token ids or an Int32Array, got ${typeName(ids)}`);
+  }
+  for (let i = 0; i < ids.length; i++) {
+    if (!Number.isInteger(ids[i]) || Math.abs(ids[i]) > 2 ** 31 - 1) fail('TypeError', `run: targetIds[${i}] must be an integer, got ${typeName(ids[i])}`);
+  }
+  return { source: wellFormed(input.source), targetIds: Int32Array.from(ids) };
+}
 
 /** A model built by `as.createModel(config)`, `as.loadPretrained(...)` or `as.loadBundled(name)`; free it with delete(). */
 export class Model extends Handle {
@@ -209,7 +227,7 @@ export class Model extends Handle {
     if (typeof input === 'string') {
       arg = { text: wellFormed(input) };
     } else if (isPlainObject(input)) {
-      arg = sourceTarget('run', input);
+      arg = this.config.decoderStartTokenId !== undefined ? checkpointSourceTarget(input) : sourceTarget('run', input);
     } else {
       fail('TypeError', `run: text must be a string${this.config.architecture === 'encoder-decoder' ? ' or { source, target }' : ''}, got ${typeName(input)}`);
     }
@@ -219,7 +237,8 @@ export class Model extends Handle {
   /**
    * Greedy decoding (argmax, ties to the smaller id) with a key/value cache: a language model continues `input`
    * (the result holds only the new tokens), an encoder-decoder model reads it as the source and returns the
-   * target; stops at the end token or after `options.maxNewTokens` (default 32).
+   * target; stops at the end token or after `options.maxNewTokens` (default 32). `options.numBeams` > 1: beam search
+   * (encoder-decoder models; Hugging Face's BeamSearchScorer with the checkpoint's length_penalty and early_stopping).
    * @returns {{ text: string, ids: Int32Array, tokens: string[], stoppedAtEnd: boolean }}
    */
   generate(input, options = {}) {
@@ -227,9 +246,9 @@ export class Model extends Handle {
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
       fail('TypeError', `generate: options must be an object, got ${typeName(options)}`);
     }
-    const { maxNewTokens = 32 } = validate('generate', GENERATE_OPTIONS, options);
+    const { maxNewTokens = 32, numBeams = 1 } = validate('generate', GENERATE_OPTIONS, options);
     checkString('generate', 'input', input);
-    return unwrap(h.generate(wellFormed(input), maxNewTokens));
+    return unwrap(h.generate(wellFormed(input), maxNewTokens, numBeams));
   }
 
   /** Names and shapes of the model's parameters: the safetensors names `weights` may hold (docs/model.md). */

@@ -75,6 +75,11 @@ MhaOutput attend_projected(std::span<const float> q, std::span<const float> k, s
     if (softcap > 0.0f) {
       for (std::size_t i = 0; i < n_scores; ++i) weights_h[i] = softcap * std::tanh(weights_h[i] / softcap);
     }
+    // 3c. an additive bias per head (T5's position_bias, T5Attention.forward: scores += position_bias)
+    if (!a.score_bias.empty()) {
+      const float* b = a.score_bias.data() + static_cast<std::size_t>(h) * n_scores;
+      for (std::size_t i = 0; i < n_scores; ++i) weights_h[i] += b[i];
+    }
     // 4. mask: blocked entries become -inf
     ops::apply_attention_mask(att_h, a.mask, a.causal);
     if (a.keep_trace) std::copy(weights_h, weights_h + n_scores, out.scores.data() + h * n_scores);

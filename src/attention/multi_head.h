@@ -49,6 +49,8 @@ struct MhaArgs {
   int head_dim = 0;      // default d_model / num_heads
   double scale = 0.0;    // default 1 / sqrt(head_dim) (Gemma 2/3: query_pre_attn_scalar^-0.5)
   double softcap = 0.0;  // > 0: scores = tanh(scores / softcap) · softcap after scaling, before the mask (Gemma 2)
+  // Empty, or [num_heads, nq, nk]: added to the scaled scores before the mask (T5's relative position bias).
+  std::span<const float> score_bias;
 };
 
 struct MhaOutput {

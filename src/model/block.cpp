@@ -2,6 +2,7 @@
 #include "model/block.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "ops/layer_norm.h"
@@ -213,7 +214,8 @@ attention::MhaOutput attend_decoder(const BlockArgs& a, std::span<const float> i
   std::vector<std::uint8_t> mask(static_cast<std::size_t>(n) * static_cast<std::size_t>(nk), 0);
   for (int i = 0; i < n; ++i) {
     const int pos = first + i;
-    for (int j = 0; j <= pos && j < nk; ++j) {
+    const int last = a.causal ? pos : nk - 1;  // T5's encoder: every key (bidirectional)
+    for (int j = 0; j <= last && j < nk; ++j) {
       const std::size_t at = static_cast<std::size_t>(i) * static_cast<std::size_t>(nk) + static_cast<std::size_t>(j);
       const bool in_window = s.sliding_window <= 0 || pos - j < s.sliding_window;
       const bool not_pad = a.cache != nullptr || a.self_mask.empty() || a.self_mask[at] != 0;
@@ -230,6 +232,7 @@ attention::MhaOutput attend_decoder(const BlockArgs& a, std::span<const float> i
   m.head_dim = hd;
   m.scale = s.scale;
   m.softcap = s.softcap;
+  m.score_bias = a.position_bias;  // T5: [nh, n, nk], the stack's shared relative position bias
   m.w = w;
   m.mask = mask;
   m.keep_trace = a.keep_trace;
@@ -256,7 +259,86 @@ attention::MhaOutput attend_decoder(const BlockArgs& a, std::span<const float> i
   return out;
 }
 
+// Cross-attention with AttentionSettings (T5's EncDecAttention: head_dim d_kv, no biases, no scaling, no
+// position bias): q from the new rows, k and v from the memory (projected once into the cache when decoding).
+attention::MhaOutput attend_cross_settings(const BlockArgs& a, std::span<const float> in,
+                                           const attention::MhaWeights& w) {
+  const AttentionSettings& s = *a.attn;
+  const int n = a.n, d = a.d_model, nh = a.num_heads;
+  const int hd = s.head_dim > 0 ? s.head_dim : d / nh, nkv = s.kv_heads > 0 ? s.kv_heads : nh;
+  std::vector<float> q = ops::linear(in, n, d, w.wq, nh * hd, w.bq);
+  std::vector<float> k, v;
+  std::span<const float> keys, values;
+  if (a.cache != nullptr) {
+    KvCache& c = *a.cache;
+    if (c.memory_k.empty()) {
+      c.memory_k = ops::linear(a.memory, a.m, d, w.wk, nkv * hd, w.bk);
+      c.memory_v = ops::linear(a.memory, a.m, d, w.wv, nkv * hd, w.bv);
+    }
+    keys = c.memory_k;
+    values = c.memory_v;
+  } else {
+    k = ops::linear(a.memory, a.m, d, w.wk, nkv * hd, w.bk);
+    v = ops::linear(a.memory, a.m, d, w.wv, nkv * hd, w.bv);
+    keys = k;
+    values = v;
+  }
+  attention::MhaArgs m;
+  m.nq = n;
+  m.nk = a.m;
+  m.d_model = m.kdim = m.vdim = d;
+  m.num_heads = nh;
+  m.kv_heads = nkv;
+  m.head_dim = hd;
+  m.scale = s.scale;
+  m.w = w;
+  m.mask = a.memory_mask;
+  m.keep_trace = a.keep_trace;
+  attention::MhaOutput out = attention::detail::attend_projected(q, keys, values, m);
+  if (a.keep_trace) {
+    out.q = std::move(q);
+    out.k = std::move(k);
+    out.v = std::move(v);
+  }
+  return out;
+}
+
 }  // namespace
+
+int relative_position_bucket(int relative_position, bool bidirectional, int num_buckets, int max_distance) {
+  // T5Attention._relative_position_bucket (modeling_t5.py), in torch's float32 for the logarithmic part
+  int bucket = 0, nb = num_buckets, rp = relative_position;
+  if (bidirectional) {
+    nb /= 2;
+    if (rp > 0) bucket += nb;
+    rp = rp < 0 ? -rp : rp;
+  } else {
+    rp = rp < 0 ? -rp : 0;  // -min(rp, 0)
+  }
+  const int max_exact = nb / 2;
+  if (rp < max_exact) return bucket + rp;
+  float large = std::log(static_cast<float>(rp) / static_cast<float>(max_exact));
+  large /= static_cast<float>(std::log(static_cast<double>(max_distance) / max_exact));
+  large *= static_cast<float>(nb - max_exact);
+  return bucket + std::min(max_exact + static_cast<int>(large), nb - 1);
+}
+
+std::vector<float> relative_position_bias(std::span<const float> table, int num_heads, int n, int nk, int first,
+                                          const AttentionSettings& s) {
+  const auto N = static_cast<std::size_t>(n), K = static_cast<std::size_t>(nk);
+  std::vector<float> bias(static_cast<std::size_t>(num_heads) * N * K);
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < nk; ++j) {
+      const int b = relative_position_bucket(j - (first + i), s.relative_bidirectional, s.relative_buckets,
+                                             s.relative_max_distance);
+      for (int h = 0; h < num_heads; ++h) {
+        bias[(static_cast<std::size_t>(h) * N + static_cast<std::size_t>(i)) * K + static_cast<std::size_t>(j)] =
+            table[static_cast<std::size_t>(b) * static_cast<std::size_t>(num_heads) + static_cast<std::size_t>(h)];
+      }
+    }
+  }
+  return bias;
+}
 
 BlockOutput run_block(const BlockArgs& a) {
   const int n = a.n, d = a.d_model;
@@ -287,6 +369,8 @@ BlockOutput run_block(const BlockArgs& a) {
         o = attend_tiled(a, in, w.self_attn, out);
       } else if (self && a.attn != nullptr) {
         o = attend_decoder(a, in, w.self_attn);
+      } else if (!self && a.attn != nullptr && a.attn->cross) {
+        o = attend_cross_settings(a, in, w.cross_attn);
       } else if (a.cache != nullptr) {
         o = attend_cached(a, in, self ? w.self_attn : w.cross_attn, self);
       } else {

@@ -44,6 +44,7 @@ struct BlockWeights {
   NormWeights norm[3];  // norm1, norm2, norm3 (norm3 only with cross-attention)
   NormWeights post[2];  // BlockSpec::post_norms: post_attn_norm, post_ff_norm (weight only)
   std::span<const float> q_norm, k_norm;  // AttentionSettings::has_qk_norm: [head_dim] each
+  std::span<const float> relative_bias;   // AttentionSettings::relative_table: [relative_buckets, num_heads]
 };
 
 // Decoding with a key/value cache (generate): the self-attention keys and values of every earlier position, and
@@ -90,7 +91,17 @@ struct BlockArgs {
   // Run option `summaries`: BlockOutput::summary (rows 0..n_real-1, top_k keys per row), either path.
   bool summaries = false;
   int top_k = 0;
+  // With attn: empty, or [num_heads, n, nk] added to the self-attention's scores (T5's relative position bias,
+  // computed once per stack by relative_position_bias()); nk counts the cached rows too.
+  std::span<const float> position_bias;
 };
+
+// T5Attention._relative_position_bucket: the bucket of relative position (key - query).
+int relative_position_bucket(int relative_position, bool bidirectional, int num_buckets, int max_distance);
+// T5Attention.compute_bias: bias[h, i, j] = table[bucket(j - (first + i)), h] for queries at positions
+// first..first+n-1 and keys 0..nk-1; table [num_buckets, num_heads].
+std::vector<float> relative_position_bias(std::span<const float> table, int num_heads, int n, int nk, int first,
+                                          const AttentionSettings& s);
 
 struct BlockOutput {
   std::vector<float> output;            // [n, d_model]

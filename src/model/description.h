@@ -41,6 +41,12 @@ struct EmbeddingSpec {
   int token_types = 0;          // > 0: "token_type.weight" [token_types, d_model], row 0 added (BERT)
   bool norm = false;            // LayerNorm "embedding.norm.*" after the sum (BERT)
   double norm_eps = 1e-5;
+  // Encoder-decoder checkpoints (hf_seq2seq_config.cpp):
+  int positional_offset = 0;    // learned: position p reads row p + offset (BART/mBART: 2, the rows of padding)
+  bool sinusoid_halves = false; // sinusoidal: sin in columns [0, d/2), cos in [d/2, d) (Marian), not interleaved
+  // Each side has its own positions and embedding norm (BART): the source side reads "source.positional.weight"
+  // and "source.embedding.norm.*", the target side the usual names; the token table is shared.
+  bool per_side = false;
 };
 
 enum class BlockKind {
@@ -71,6 +77,15 @@ struct AttentionSettings {
   int sliding_window = 0;   // > 0: query i sees keys j with i - j < window (and j <= i)
   bool rope = false;        // rotary position embeddings of q and k (rope_theta, rope_scaling, ...)
   ops::RopeSpec rope_spec;
+  // T5's relative position bias (T5Attention.compute_bias): a bias [heads, n, nk] added to the scores of the
+  // self-attention, read from block 0's "self_attn.relative_bias" [relative_buckets, heads] (the stack's first
+  // block owns it: relative_table) and shared by every block of the stack; bidirectional in the encoder.
+  int relative_buckets = 0;  // 0 = none
+  int relative_max_distance = 128;
+  bool relative_bidirectional = true;
+  bool relative_table = false;
+  // Cross-attention with these settings (head_dim, biases, scale; never RoPE, q/k norms, windows): T5.
+  bool cross = false;
 };
 
 struct FeedForwardSettings {
@@ -122,6 +137,8 @@ struct HeadSpec {
   bool lm_bias = false;
   bool mlm = false;        // BERT: "mlm.transform.weight/bias", act, "mlm.norm.*", decoder tied, "mlm.bias"
   double softcap = 0.0;    // > 0: logits = tanh(logits / c) · c (Gemma 2's final_logit_softcapping)
+  double hidden_scale = 1.0;  // the hidden state is multiplied by this first (T5's tied head: d_model^-0.5)
+  bool logits_bias = false;   // "lm_head.final_bias" [vocab] added to the logits (BART/Marian final_logits_bias)
   Activation mlm_activation = Activation::kGelu;
   double mlm_eps = 1e-12;
 };

@@ -3,6 +3,7 @@
 #include "model/embed.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "model/block.h"
@@ -61,14 +62,31 @@ core::Result<std::vector<float>> positional_rows(const EmbedArgs& a, int rows) {
   const auto d = static_cast<std::size_t>(a.m->d_model);
   switch (e.positional) {
     case PositionalKind::kSinusoidal: {
+      if (e.sinusoid_halves) {
+        // MarianSinusoidalPositionalEmbedding._init_weight: angle(p, j) = p / base^(2 (j // 2) / d); columns
+        // [0, ceil(d/2)) hold sin of the even j, the rest cos of the odd j (float64, stored as float32)
+        const int dm = a.m->d_model, sentinel = (dm + 1) / 2;
+        std::vector<float> out(static_cast<std::size_t>(rows) * d);
+        for (int p = 0; p < rows; ++p) {
+          for (int c = 0; c < dm; ++c) {
+            const int j = c < sentinel ? 2 * c : 2 * (c - sentinel) + 1;
+            const double angle = p / std::pow(e.positional_base, 2.0 * (j / 2) / dm);
+            out[static_cast<std::size_t>(p) * d + static_cast<std::size_t>(c)] =
+                static_cast<float>(c < sentinel ? std::sin(angle) : std::cos(angle));
+          }
+        }
+        return out;
+      }
       auto pe = ops::positional_encoding(rows, a.m->d_model, e.positional_base);
       if (!pe.ok()) return core::readdress(pe.status(), a.op, "positionalTable");
       return std::move(pe).value();
     }
     case PositionalKind::kLearned: {
-      const auto table = (*a.params)["positional.weight"];
+      const auto table = (*a.params)[std::string(a.side) + "positional.weight"];
+      const std::size_t skip = std::min(table.size(), static_cast<std::size_t>(e.positional_offset) * d);
       std::vector<float> out(static_cast<std::size_t>(rows) * d, 0.0f);
-      std::copy_n(table.begin(), std::min(out.size(), table.size()), out.begin());
+      std::copy_n(table.begin() + static_cast<std::ptrdiff_t>(skip), std::min(out.size(), table.size() - skip),
+                  out.begin());
       return out;
     }
     case PositionalKind::kNone: break;
@@ -78,11 +96,37 @@ core::Result<std::vector<float>> positional_rows(const EmbedArgs& a, int rows) {
 
 core::Result<SideTrace> embed(const EmbedArgs& a, std::string_view text, const char* what, RunVocab& vocab, int pad_to,
                               int pad_multiple, bool begin_token) {
+  SideInput in;
+  if (begin_token) in.begin_id = a.encoder->specials().bos;
+  return embed(a, text, what, vocab, pad_to, pad_multiple, in);
+}
+
+core::Result<SideTrace> embed(const EmbedArgs& a, std::string_view text, const char* what, RunVocab& vocab, int pad_to,
+                              int pad_multiple, const SideInput& in) {
   const ModelDescription& m = *a.m;
   const EmbeddingSpec& e = m.embedding;
-  auto r = a.encoder->encode(text, vocab, a.op, what);
-  if (!r.ok()) return r.status();
-  tokenizers::Tokenization tk = std::move(r).value();
+  tokenizers::Tokenization tk;
+  if (in.ids != nullptr) {
+    // the caller's ids (run's targetIds): rows of the token table, empty offsets
+    const std::int32_t size = std::max(a.encoder->vocab_size(vocab), e.vocab_size);
+    const std::string arg = std::string(what) + "Ids";
+    for (std::size_t i = 0; i < in.ids->size(); ++i) {
+      const std::int32_t id = (*in.ids)[i];
+      if (id < 0 || id >= size) {
+        return core::range_error(a.op, arg.c_str(),
+                                 arg + "[" + std::to_string(i) + "] (" + std::to_string(id) +
+                                     ") is not in the vocabulary (0 to " + std::to_string(size - 1) + ")");
+      }
+      tk.ids.push_back(id);
+      tk.tokens.push_back(a.encoder->token_text(id, vocab));
+      tk.offsets.insert(tk.offsets.end(), {0, 0});
+    }
+  } else {
+    auto r = a.encoder->encode(text, vocab, a.op, what, in.post_process);
+    if (!r.ok()) return r.status();
+    tk = std::move(r).value();
+  }
+  const bool begin_token = in.begin_id >= 0;
   const std::int32_t len = utf16_length(text);
   if (m.wrap_cls_sep) {
     const SpecialIds& sp = a.encoder->specials();
@@ -94,7 +138,7 @@ core::Result<SideTrace> embed(const EmbedArgs& a, std::string_view text, const c
     tk.offsets.insert(tk.offsets.end(), {len, len});
   }
   if (begin_token) {
-    const std::int32_t bos = a.encoder->specials().bos;
+    const std::int32_t bos = in.begin_id;
     tk.tokens.insert(tk.tokens.begin(), a.encoder->token_text(bos, vocab));
     tk.ids.insert(tk.ids.begin(), bos);
     tk.offsets.insert(tk.offsets.begin(), {0, 0});
@@ -168,7 +212,8 @@ core::Result<SideTrace> embed(const EmbedArgs& a, std::string_view text, const c
   s.input.resize(nd);
   for (std::size_t i = 0; i < nd; ++i) s.input[i] = s.embeddings[i] + s.positional[i];
   if (e.norm) {
-    const NormWeights w{(*a.params)["embedding.norm.weight"], (*a.params)["embedding.norm.bias"]};
+    const std::string side(a.side);
+    const NormWeights w{(*a.params)[side + "embedding.norm.weight"], (*a.params)[side + "embedding.norm.bias"]};
     s.input = layer_norm(s.input, s.n, d, w, e.norm_eps);
   }
   return s;
@@ -192,7 +237,8 @@ void embed_ids(const EmbedArgs& a, const std::vector<std::int32_t>& ids, int fir
     for (std::size_t i = 0; i < out.size(); ++i) out[i] += types[i % D];
   }
   if (a.m->embedding.norm) {
-    const NormWeights w{(*a.params)["embedding.norm.weight"], (*a.params)["embedding.norm.bias"]};
+    const std::string side(a.side);
+    const NormWeights w{(*a.params)[side + "embedding.norm.weight"], (*a.params)[side + "embedding.norm.bias"]};
     out = layer_norm(out, n, a.m->d_model, w, a.m->embedding.norm_eps);
   }
 }

@@ -32,6 +32,15 @@ struct EmbedArgs {
   std::uint64_t seed = 0;
   int max_tokens = 1024;
   const char* op = "run";
+  // EmbeddingSpec::per_side: "source." for the source side (its positions and embedding norm), "" otherwise
+  const char* side = "";
+};
+
+// What one side of a run reads besides the text (encoder-decoder checkpoints).
+struct SideInput {
+  bool post_process = true;   // the tokenizer's post-processor (a checkpoint's template) applies
+  std::int32_t begin_id = -1; // >= 0: the side starts with this id (the decoder start token)
+  const std::vector<std::int32_t>* ids = nullptr;  // the ids themselves instead of the text (run's targetIds)
 };
 
 // Tokenizes `text` (argument name `what`), checks its length against max_tokens and the position table, pads
@@ -39,9 +48,12 @@ struct EmbedArgs {
 // begin_token: the side starts with the vocabulary's begin token (offsets [0,0]), as a trained decoder reads it.
 core::Result<SideTrace> embed(const EmbedArgs& a, std::string_view text, const char* what, RunVocab& vocab, int pad_to,
                               int pad_multiple, bool begin_token = false);
+// The same with the side's own input rules (SideInput).
+core::Result<SideTrace> embed(const EmbedArgs& a, std::string_view text, const char* what, RunVocab& vocab, int pad_to,
+                              int pad_multiple, const SideInput& in);
 
 // The first `rows` rows of the model's positional table [rows, d_model] (sinusoidal: computed; learned: the
-// table; none: zeros), for plotting.
+// table; none: zeros), for plotting. Learned tables are read from row EmbeddingSpec::positional_offset.
 core::Result<std::vector<float>> positional_rows(const EmbedArgs& a, int rows);
 
 // The embedding row of token (id, text) into out [d_model], before the scale (the tied output head reads it).

@@ -13,7 +13,25 @@
 
 namespace attnscope::model {
 
-core::Result<Generation> Transformer::generate(std::string_view input, int max_new_tokens) const {
+StackArgs Transformer::decoding_args(bool source, std::vector<KvCache>* caches) const {
+  StackArgs s;
+  s.m = &m_;
+  s.spec = source ? &m_.source : &m_.main;
+  s.w = source ? &source_w_ : &main_w_;
+  s.full_all = false;
+  s.weights = false;
+  s.op = kOpGenerate;
+  s.what = "input";
+  s.caches = caches;
+  return s;
+}
+
+int Transformer::decoding_positions() const {
+  const bool bounded = m_.embedding.positional == PositionalKind::kLearned || m_.embedding.bounded;
+  return std::min(opt_.max_tokens, bounded ? m_.embedding.max_positions : opt_.max_tokens);
+}
+
+core::Result<std::vector<std::int32_t>> Transformer::generation_end_ids(int max_new_tokens) const {
   if (max_new_tokens < 0) return core::check_non_negative(kOpGenerate, "maxNewTokens", max_new_tokens);
   const SpecialIds& sp = enc_.specials();
   const std::vector<std::int32_t> ends = !opt_.end_ids.empty() ? opt_.end_ids
@@ -24,32 +42,61 @@ core::Result<Generation> Transformer::generate(std::string_view input, int max_n
                                "model cannot generate: it has no next-token head over a fixed vocabulary with an "
                                "end token (a language model or an encoder-decoder model can)");
   }
+  return ends;
+}
+
+core::Result<SideTrace> Transformer::encode_source(const EmbedArgs& ea, std::string_view input, RunVocab& vocab) const {
+  auto src = embed(source_args(ea), input, "input", vocab, 0, 0);
+  if (!src.ok()) return src.status();
+  SideTrace memory = std::move(src).value();
+  ATTN_TRY(run_stack(decoding_args(true, nullptr), memory, nullptr));
+  return memory;
+}
+
+void Transformer::finish_generation(Generation& g, const RunVocab& vocab) const {
+  for (const std::int32_t id : g.ids) g.tokens.push_back(enc_.token_text(id, vocab));
+  if (opt_.decoder_start < 0) {
+    g.text = enc_.decode(g.ids);
+    return;
+  }
+  // an encoder-decoder checkpoint: the text without special tokens (skip_special_tokens)
+  const SpecialIds& sp = enc_.specials();
+  std::vector<std::int32_t> plain;
+  for (const std::int32_t id : g.ids) {
+    const bool end = std::find(opt_.end_ids.begin(), opt_.end_ids.end(), id) != opt_.end_ids.end();
+    if (!end && id != sp.bos && id != sp.eos && id != sp.pad && id != sp.unk && id != opt_.decoder_start) {
+      plain.push_back(id);
+    }
+  }
+  g.text = enc_.decode(plain);
+}
+
+core::Result<Generation> Transformer::generate(std::string_view input, int max_new_tokens, int num_beams) const {
+  if (num_beams < 1) return core::check_positive(kOpGenerate, "numBeams", num_beams);
+  if (num_beams == 1) return generate(input, max_new_tokens);
+  if (!m_.has_source) {
+    return core::invalid_error(kOpGenerate, "numBeams",
+                               "numBeams > 1 (beam search) is implemented for encoder-decoder models only");
+  }
+  return beam_search(input, max_new_tokens, num_beams);
+}
+
+core::Result<Generation> Transformer::generate(std::string_view input, int max_new_tokens) const {
+  const SpecialIds& sp = enc_.specials();
+  auto end_ids = generation_end_ids(max_new_tokens);
+  if (!end_ids.ok()) return end_ids.status();
+  const std::vector<std::int32_t> ends = std::move(end_ids).value();
   const EmbedArgs ea = embed_args(kOpGenerate);
   RunVocab vocab;
-  const bool bounded = m_.embedding.positional == PositionalKind::kLearned || m_.embedding.bounded;
-  const int max_positions = std::min(opt_.max_tokens, bounded ? m_.embedding.max_positions : opt_.max_tokens);
-  auto stack_args = [&](const StackSpec& spec, const StackWeights& w, const char* what,
-                        std::vector<KvCache>* caches) {
-    StackArgs s;
-    s.m = &m_;
-    s.spec = &spec;
-    s.w = &w;
-    s.full_all = false;
-    s.weights = false;
-    s.op = kOpGenerate;
-    s.what = what;
-    s.caches = caches;
-    return s;
-  };
+  const int max_positions = decoding_positions();
   // 1. the first rows: the prompt (decoder-only; the begin token when it is empty) or the begin token
   SideTrace memory;
   SideTrace step;
   if (m_.has_source) {
-    auto src = embed(ea, input, "input", vocab, 0, 0);
+    auto src = encode_source(ea, input, vocab);
     if (!src.ok()) return src.status();
     memory = std::move(src).value();
-    ATTN_TRY(run_stack(stack_args(m_.source, source_w_, "input", nullptr), memory, nullptr));
-    step.ids = {sp.bos >= 0 ? sp.bos : ends.front()};
+    step.ids = {opt_.decoder_start >= 0 ? opt_.decoder_start : sp.bos >= 0 ? sp.bos : ends.front()};
   } else if (input.empty()) {
     step.ids = {sp.bos >= 0 ? sp.bos : ends.front()};
   } else {
@@ -68,7 +115,7 @@ core::Result<Generation> Transformer::generate(std::string_view input, int max_n
     // 2. the new rows through every block, reading and extending the caches
     embed_ids(ea, step.ids, position, step.input);
     step.n = step.n_real = rows;
-    ATTN_TRY(run_stack(stack_args(m_.main, main_w_, "input", &caches), step, m_.has_source ? &memory : nullptr));
+    ATTN_TRY(run_stack(decoding_args(false, &caches), step, m_.has_source ? &memory : nullptr));
     position += rows;
     // 3. the next token from the last row
     const std::span<const float> h(step.output.data() + static_cast<std::size_t>(rows - 1) * d, d);
@@ -80,8 +127,7 @@ core::Result<Generation> Transformer::generate(std::string_view input, int max_n
     g.ids.push_back(next);
     step.ids = {next};
   }
-  for (const std::int32_t id : g.ids) g.tokens.push_back(enc_.token_text(id, vocab));
-  g.text = enc_.decode(g.ids);
+  finish_generation(g, vocab);
   if (enc_.post_processor() && !m_.has_source) {
     // decoder checkpoints (API.md): decode(prompt + new) minus decode(prompt), so that a SentencePiece model's
     // leading space ("▁world" after "Hello") is kept, which decoding the new ids alone would strip

@@ -50,11 +50,23 @@ std::vector<double> lm_direction(const EmbedArgs& a, const RunVocab& vocab, std:
     token_row(a, id, a.encoder->fixed_vocabulary() ? std::string() : vocab.tokens[static_cast<std::size_t>(id)], row);
   }
   std::copy(row.begin(), row.end(), u.begin());
+  // T5's tied head: logit = (h · d_model^-0.5) · E_v, so the direction carries the scale
+  if (const double f = a.m->head.hidden_scale; f != 1.0) {
+    for (double& x : u) x *= f;
+  }
   return u;
 }
 
-std::vector<double> lm_logits(const EmbedArgs& a, const RunVocab& vocab, std::span<const float> h) {
+std::vector<double> lm_logits(const EmbedArgs& a, const RunVocab& vocab, std::span<const float> h_in) {
   const int d = a.m->d_model;
+  // T5's tied head reads the hidden state times d_model^-0.5 (T5ForConditionalGeneration.forward), in float32
+  std::vector<float> scaled;
+  if (a.m->head.hidden_scale != 1.0) {
+    const auto f = static_cast<float>(a.m->head.hidden_scale);
+    scaled.assign(h_in.begin(), h_in.end());
+    for (float& x : scaled) x *= f;
+  }
+  const std::span<const float> h = scaled.empty() ? h_in : std::span<const float>(scaled);
   const std::int32_t count = head_rows(a, vocab);
   std::vector<double> logits(static_cast<std::size_t>(std::max(count, 0)));
   if (count <= 0) return logits;
@@ -75,6 +87,11 @@ std::vector<double> lm_logits(const EmbedArgs& a, const RunVocab& vocab, std::sp
     } else {
       const std::span<const float> hd(h.data(), D);
       for (std::size_t v = 0; v < V; ++v) z[v] = ops::weight_row_dot(hd, table, v);
+    }
+    // BART / Marian: final_logits_bias (BartForConditionalGeneration: lm_logits + final_logits_bias)
+    if (a.m->head.logits_bias) {
+      const auto fb = (*a.params)["lm_head.final_bias"];
+      for (std::size_t v = 0; v < V && v < fb.size(); ++v) z[v] += fb[v];
     }
     std::copy(z.begin(), z.end(), logits.begin());
     // Gemma 2's final_logit_softcapping: tanh(logits / c) · c

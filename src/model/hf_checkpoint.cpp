@@ -10,6 +10,7 @@
 
 #include "core/check.h"
 #include "core/text.h"
+#include "model/limits.h"
 
 namespace attnscope::model {
 
@@ -94,13 +95,102 @@ void expected_decoder_tensors(const HfConfig& c, std::map<std::string, Expected>
   if (!c.tied) e["lm_head.weight"] = {{v, d}, {transpose("lm_head.weight", v, d)}};
 }
 
+// An encoder-decoder checkpoint (names without BART's "model." prefix). T5 (modeling_t5.py: T5Stack.block[i].
+// layer[0] = T5LayerSelfAttention, layer[1] = T5LayerCrossAttention in the decoder, then T5LayerFF; T5Attention's
+// q/k/v/o and block 0's relative_attention_bias; T5DenseActDense wi/wo, T5DenseGatedActDense wi_0/wi_1/wo;
+// final_layer_norm) or BART/mBART/Marian (BartEncoderLayer / BartDecoderLayer: self_attn, self_attn_layer_norm,
+// encoder_attn, encoder_attn_layer_norm, fc1, fc2, final_layer_norm; embed_positions, layernorm_embedding,
+// mBART's layer_norm). Linear weights [out, in] transposed to attnscope's [in, out].
+void expected_seq2seq_tensors(const HfConfig& c, bool logits_bias, std::map<std::string, Expected>& e) {
+  const ModelDescription& m = c.description;
+  const int d = m.d_model, f = m.d_ff, v = m.embedding.vocab_size;
+  e[c.t5 ? "shared.weight" : "shared.weight"] = {{v, d}, {copy("embedding.weight")}};
+  if (!c.tied) e["lm_head.weight"] = {{v, d}, {transpose("lm_head.weight", v, d)}};
+  if (logits_bias) e["final_logits_bias"] = {{1, v}, {copy("lm_head.final_bias")}};
+  for (const StackSpec* s : {&m.source, &m.main}) {
+    const std::string stack = s->name;  // "encoder" | "decoder"
+    const bool decoder = s == &m.main;
+    if (c.t5) {
+      for (std::size_t i = 0; i < s->blocks.size(); ++i) {
+        const BlockSpec& b = s->blocks[i];
+        const int hd = b.attn.head_dim, inner = m.num_heads * hd;
+        const std::string h = stack + ".block." + std::to_string(i) + ".layer.", o = b.prefix;
+        auto attn = [&](const std::string& hf, const std::string& ours) {
+          e[hf + "q.weight"] = {{inner, d}, {transpose(ours + "wq", inner, d)}};
+          e[hf + "k.weight"] = {{inner, d}, {transpose(ours + "wk", inner, d)}};
+          e[hf + "v.weight"] = {{inner, d}, {transpose(ours + "wv", inner, d)}};
+          e[hf + "o.weight"] = {{d, inner}, {transpose(ours + "wo", d, inner)}};
+        };
+        attn(h + "0.SelfAttention.", o + "self_attn.");
+        if (b.attn.relative_table) {
+          e[h + "0.SelfAttention.relative_attention_bias.weight"] = {{b.attn.relative_buckets, m.num_heads},
+                                                                     {copy(o + "self_attn.relative_bias")}};
+        }
+        e[h + "0.layer_norm.weight"] = {{d}, {copy(o + "norm1.weight")}};
+        if (decoder) {
+          attn(h + "1.EncDecAttention.", o + "cross_attn.");
+          e[h + "1.layer_norm.weight"] = {{d}, {copy(o + "norm2.weight")}};
+        }
+        const std::string ff = h + (decoder ? "2." : "1."), k = decoder ? "3" : "2";
+        if (b.ff.gated) {
+          e[ff + "DenseReluDense.wi_0.weight"] = {{f, d}, {transpose(o + "linear1.weight", f, d)}};
+          e[ff + "DenseReluDense.wi_1.weight"] = {{f, d}, {transpose(o + "linear3.weight", f, d)}};
+        } else {
+          e[ff + "DenseReluDense.wi.weight"] = {{f, d}, {transpose(o + "linear1.weight", f, d)}};
+        }
+        e[ff + "DenseReluDense.wo.weight"] = {{d, f}, {transpose(o + "linear2.weight", d, f)}};
+        e[ff + "layer_norm.weight"] = {{d}, {copy(o + "norm" + k + ".weight")}};
+      }
+      e[stack + ".final_layer_norm.weight"] = {{d}, {copy(stack + ".norm.weight")}};
+      continue;
+    }
+    auto norm = [&](const std::string& hf, const std::string& ours) {
+      e[hf + ".weight"] = {{d}, {copy(ours + "weight")}};
+      e[hf + ".bias"] = {{d}, {copy(ours + "bias")}};
+    };
+    const std::string side = decoder ? "" : "source.";
+    const EmbeddingSpec& em = m.embedding;
+    if (em.positional == PositionalKind::kLearned) {
+      e[stack + ".embed_positions.weight"] = {{em.max_positions + em.positional_offset, d},
+                                              {copy(side + "positional.weight")}};
+    }
+    if (em.norm) norm(stack + ".layernorm_embedding", side + "embedding.norm.");
+    for (std::size_t i = 0; i < s->blocks.size(); ++i) {
+      const std::string h = stack + ".layers." + std::to_string(i) + ".", o = s->blocks[i].prefix;
+      auto attn = [&](const std::string& hf, const std::string& ours) {
+        for (const auto& [p, w, bias] : {std::tuple{"q_proj", "wq", "bq"}, {"k_proj", "wk", "bk"},
+                                         {"v_proj", "wv", "bv"}, {"out_proj", "wo", "bo"}}) {
+          e[hf + p + ".weight"] = {{d, d}, {transpose(ours + w, d, d)}};
+          e[hf + p + ".bias"] = {{d}, {copy(ours + bias)}};
+        }
+      };
+      attn(h + "self_attn.", o + "self_attn.");
+      norm(h + "self_attn_layer_norm", o + "norm1.");
+      if (decoder) {
+        attn(h + "encoder_attn.", o + "cross_attn.");
+        norm(h + "encoder_attn_layer_norm", o + "norm2.");
+      }
+      e[h + "fc1.weight"] = {{f, d}, {transpose(o + "linear1.weight", f, d)}};
+      e[h + "fc1.bias"] = {{f}, {copy(o + "linear1.bias")}};
+      e[h + "fc2.weight"] = {{d, f}, {transpose(o + "linear2.weight", d, f)}};
+      e[h + "fc2.bias"] = {{d}, {copy(o + "linear2.bias")}};
+      norm(h + "final_layer_norm", o + (decoder ? "norm3." : "norm2."));
+    }
+    if (s->final_norm) norm(stack + ".layer_norm", stack + ".norm.");
+  }
+}
+
 // The base-model names (no "transformer."/"bert." prefix) a checkpoint of `c` must hold, with their targets.
-std::map<std::string, Expected> expected_tensors(const HfConfig& c, bool mlm) {
+std::map<std::string, Expected> expected_tensors(const HfConfig& c, bool mlm, bool logits_bias) {
   const ModelDescription& m = c.description;
   const int d = m.d_model, f = m.d_ff, v = m.embedding.vocab_size, p = m.embedding.max_positions;
   std::map<std::string, Expected> e;
   if (c.family == HfFamily::kDecoder) {
     expected_decoder_tensors(c, e);
+    return e;
+  }
+  if (c.family == HfFamily::kSeq2Seq) {
+    expected_seq2seq_tensors(c, logits_bias, e);
     return e;
   }
   auto norm = [&](const std::string& hf, const std::string& ours) {
@@ -209,12 +299,18 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin_shar
     if (!index.ok()) return core::make_error(index.status().kind, op, "weights", sh.name + ": " + index.status().detail());
     sh.index = std::move(index).value();
   }
-  bool mlm = false;
+  bool mlm = false, logits_bias = false;
   for (const Shard& sh : l->shards_) {
-    for (const auto& t : sh.index.tensors) mlm = mlm || canonical_hf(t.name, l->cfg_.family) == "cls.predictions.transform.dense.weight";
+    for (const auto& t : sh.index.tensors) {
+      const std::string key = canonical_hf(t.name, l->cfg_.family);
+      mlm = mlm || key == "cls.predictions.transform.dense.weight";
+      logits_bias = logits_bias || key == "final_logits_bias";  // BART / Marian; zero when absent
+    }
   }
   l->cfg_.description.head.mlm = bert && mlm;
-  std::map<std::string, Expected> expected = expected_tensors(l->cfg_, bert && mlm);
+  logits_bias = logits_bias && l->cfg_.family == HfFamily::kSeq2Seq;
+  l->cfg_.description.head.logits_bias = logits_bias;
+  std::map<std::string, Expected> expected = expected_tensors(l->cfg_, bert && mlm, logits_bias);
   std::map<std::string, std::pair<std::string, std::size_t>> found;  // table name -> file name, shard
   for (std::size_t s = 0; s < l->shards_.size(); ++s) {
     Shard& sh = l->shards_[s];
@@ -306,7 +402,8 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin_shar
     }
   }
   l->encoder_ = std::move(tokenizer);
-  if (l->cfg_.family == HfFamily::kDecoder) l->encoder_.use_post_processor();
+  // decoder checkpoints: the file's template (BOS); encoder-decoders: the source's (BART's <s> … </s>, T5's </s>)
+  if (l->cfg_.family == HfFamily::kDecoder || l->cfg_.family == HfFamily::kSeq2Seq) l->encoder_.use_post_processor();
   return l;
 }
 
@@ -463,6 +560,22 @@ core::Result<std::unique_ptr<Transformer>> HfCheckpointLoader::finish() {
                                    std::to_string(vocab) + ")");
     }
     opt.end_ids.push_back(static_cast<std::int32_t>(id));
+  }
+  if (cfg_.family == HfFamily::kSeq2Seq) {
+    // API.md: config.decoder_start_token_id, else generation_config.json's, else bos_token_id
+    const std::int64_t start = cfg_.decoder_start >= 0 ? cfg_.decoder_start
+                               : cfg_.generation_start >= 0 ? cfg_.generation_start
+                                                            : cfg_.bos;
+    if (start < 0 || start >= vocab) {
+      return core::range_error(op_, "config",
+                               "config: the decoder start token (decoder_start_token_id, else bos_token_id: " +
+                                   std::to_string(start) + ") must be an id below config.vocab_size (" +
+                                   std::to_string(vocab) + ")");
+    }
+    opt.decoder_start = static_cast<std::int32_t>(start);
+    opt.length_penalty = cfg_.length_penalty;
+    opt.early_stopping = cfg_.early_stopping;
+    if (cfg_.description.embedding.positional == PositionalKind::kNone) opt.max_tokens = kMaxTokensLimit;
   }
   return Transformer::assemble(std::move(cfg_.description), std::move(encoder_), std::move(params_), opt, op_);
 }

@@ -36,7 +36,9 @@ namespace attnscope::model {
 
 // kDecoder: the decoder-only checkpoints of API.md's "Modern decoder checkpoints" (model_type llama, mistral,
 // qwen2, qwen3, gemma, gemma2, gemma3_text, phi3; hf_decoder_config.cpp).
-enum class HfFamily { kGpt2, kBert, kDecoder };
+// kSeq2Seq: the encoder-decoder checkpoints of API.md's "Encoder–decoder checkpoints" (model_type t5, mt5, bart,
+// mbart, marian; hf_seq2seq_config.cpp).
+enum class HfFamily { kGpt2, kBert, kDecoder, kSeq2Seq };
 
 struct HfConfig {
   HfFamily family = HfFamily::kGpt2;
@@ -46,6 +48,13 @@ struct HfConfig {
   std::string model_type;            // 'llama', ..., 'phi3'
   bool fused = false;                // Phi-3: qkv_proj and gate_up_proj hold q|k|v and gate|up
   std::vector<std::int64_t> eos_ids;  // config.eos_token_id (an id or a list; empty when absent)
+  // kSeq2Seq only
+  std::int64_t decoder_start = -1;  // config.decoder_start_token_id, else generation config's, else bos_token_id
+  std::int64_t bos = -1;            // config.bos_token_id
+  std::int64_t generation_start = -1;  // generation_config.json's decoder_start_token_id
+  bool t5 = false;                  // T5 tensor names (else BART's)
+  double length_penalty = 1.0;      // beam search (generation_config.json, else config.json)
+  ModelOptions::EarlyStopping early_stopping = ModelOptions::EarlyStopping::kFalse;
 };
 
 class HfFields;
@@ -56,6 +65,12 @@ core::Result<HfConfig> describe_decoder_hf(const HfFields& f, const std::string&
 core::Result<std::vector<std::int64_t>> generation_config_end_ids(std::string_view json_text, const char* op);
 // Whether describe_decoder_hf reads this model_type.
 bool is_decoder_model_type(std::string_view model_type);
+// The encoder-decoder checkpoints' config.json (hf_seq2seq_config.cpp): t5, mt5, bart, mbart, marian.
+core::Result<HfConfig> describe_seq2seq_hf(const HfFields& f, const std::string& model_type, const char* op);
+bool is_seq2seq_model_type(std::string_view model_type);
+// generation_config.json over a config: eos_token_id, decoder_start_token_id, length_penalty, early_stopping
+// (messages name generationConfig).
+core::Status apply_generation_config(std::string_view json_text, HfConfig& c, const char* op);
 
 // Parses config.json (messages "<op>: config.<field> ...").
 core::Result<HfConfig> describe_hf(std::string_view config_json, const char* op);
@@ -90,6 +105,9 @@ class HfCheckpointLoader {
   core::Status feed_shard(std::size_t shard, std::uint64_t offset, std::span<const std::uint8_t> bytes);
   // generation_config.json's eos_token_id (an id or a list), replacing config.json's for generate.
   void set_end_ids(std::vector<std::int64_t> ids) { cfg_.eos_ids = std::move(ids); }
+  // generation_config.json (apply_generation_config): end ids, and for encoder-decoders the start token and the
+  // beam search settings.
+  core::Status set_generation_config(std::string_view json_text) { return apply_generation_config(json_text, cfg_, op_); }
   // All data fed: checks the values and builds the model.
   core::Result<std::unique_ptr<Transformer>> finish();
 

@@ -132,7 +132,9 @@ core::Result<HfConfig> describe_hf(std::string_view config_json, const char* op)
   if (type.value() == "gpt2") return gpt2(f, op);
   if (type.value() == "bert") return bert(f, op);
   if (is_decoder_model_type(type.value())) return describe_decoder_hf(f, type.value(), op);
-  constexpr const char* kTypes = "gpt2, bert, llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, phi3";
+  if (is_seq2seq_model_type(type.value())) return describe_seq2seq_hf(f, type.value(), op);
+  constexpr const char* kTypes =
+      "gpt2, bert, llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, phi3, t5, mt5, bart, mbart, marian";
   if (type.value().empty()) {
     return core::invalid_error(op, "config", std::string("config.model_type is required (") + kTypes + ")");
   }

@@ -114,7 +114,9 @@ core::Status read_rope(const HfFields& r, ops::RopeSpec& s) {
 }
 
 
-// eos_token_id: an id or a list of ids (empty when absent).
+
+}  // namespace
+
 core::Result<std::vector<std::int64_t>> read_end_ids(const HfFields& f) {
   std::vector<std::int64_t> ids;
   if (!f.has("eos_token_id")) return ids;
@@ -131,19 +133,11 @@ core::Result<std::vector<std::int64_t>> read_end_ids(const HfFields& f) {
   return ids;
 }
 
-}  // namespace
-
 core::Result<std::vector<std::int64_t>> generation_config_end_ids(std::string_view json_text, const char* op) {
-  nlohmann::json j;
-  std::string reason, duplicate;
-  if (!io::detail::parse_json(json_text, &j, &reason, &duplicate)) {
-    return core::invalid_error(op, "generationConfig", "generationConfig is not valid JSON (" + reason + ")");
-  }
-  if (!j.is_object()) {
-    return core::type_error(op, "generationConfig",
-                            std::string("generationConfig must be a JSON object, got ") + j.type_name());
-  }
-  return read_end_ids(HfFields(j, op, "generationConfig.", "generationConfig"));
+  HfConfig c;
+  c.family = HfFamily::kDecoder;
+  ATTN_TRY(apply_generation_config(json_text, c, op));  // hf_seq2seq_config.cpp: the one reader of the file
+  return c.eos_ids;
 }
 
 bool is_decoder_model_type(std::string_view model_type) { return family_of(model_type) != nullptr; }

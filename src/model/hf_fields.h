@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
+#include <cstdint>
 
 #include <nlohmann/json.hpp>
 
@@ -89,5 +91,8 @@ class HfFields {
   const char* arg_;
   io::JsonFields rd_;
 };
+
+// eos_token_id of a config or generation config: an id or a list of ids (empty when absent).
+core::Result<std::vector<std::int64_t>> read_end_ids(const HfFields& f);
 
 }  // namespace attnscope::model

@@ -49,11 +49,16 @@ core::Result<Parameters> Parameters::declare(const ModelDescription& m, Init ini
   } else if (e.vocab_size > 0) {
     p.declare_one("embedding.weight", {e.vocab_size, d}, Init::kOptional);
   }
-  if (e.positional == PositionalKind::kLearned) {
-    p.declare_one("positional.weight", {e.max_positions, d}, checkpoint ? Init::kRequired : Init::kPositions);
+  // per_side (BART): the source side's own positions and embedding norm under "source."
+  for (const std::string& side : {std::string(), std::string("source.")}) {
+    if (!side.empty() && !(e.per_side && m.has_source)) continue;
+    if (e.positional == PositionalKind::kLearned) {
+      p.declare_one(side + "positional.weight", {e.max_positions + e.positional_offset, d},
+                    checkpoint ? Init::kRequired : Init::kPositions);
+    }
+    if (e.norm) norm(side + "embedding.norm.");
   }
   if (e.token_types > 0) p.declare_one("token_type.weight", {e.token_types, d}, init_weights);
-  if (e.norm) norm("embedding.norm.");
   // blocks and final norms
   auto stack = [&](const StackSpec& s) {
     for (const BlockSpec& b : s.blocks) {
@@ -64,28 +69,38 @@ core::Result<Parameters> Parameters::declare(const ModelDescription& m, Init ini
       };
       const bool rms = b.norm != NormKind::kLayerNorm;  // a decoder checkpoint's block (AttentionSettings)
       const std::string sa = b.prefix + "self_attn.";
-      if (rms) {
-        const AttentionSettings& t = b.attn;
+      const AttentionSettings& t = b.attn;
+      // the projections of AttentionSettings: q [d, nh·hd], k and v [d, kv·hd], o [nh·hd, d], biases as flagged
+      auto settings_attn = [&](const std::string& a) {
         const int hd = t.head_dim > 0 ? t.head_dim : d / m.num_heads, qd = m.num_heads * hd;
         const int kvd = (t.kv_heads > 0 ? t.kv_heads : m.num_heads) * hd;
-        p.declare_one(sa + "wq", {d, qd}, init_weights);
-        p.declare_one(sa + "wk", {d, kvd}, init_weights);
-        p.declare_one(sa + "wv", {d, kvd}, init_weights);
-        p.declare_one(sa + "wo", {qd, d}, init_weights);
+        p.declare_one(a + "wq", {d, qd}, init_weights);
+        p.declare_one(a + "wk", {d, kvd}, init_weights);
+        p.declare_one(a + "wv", {d, kvd}, init_weights);
+        p.declare_one(a + "wo", {qd, d}, init_weights);
         if (t.qkv_bias) {
-          p.declare_one(sa + "bq", {qd}, bias);
-          p.declare_one(sa + "bk", {kvd}, bias);
-          p.declare_one(sa + "bv", {kvd}, bias);
+          p.declare_one(a + "bq", {qd}, bias);
+          p.declare_one(a + "bk", {kvd}, bias);
+          p.declare_one(a + "bv", {kvd}, bias);
         }
-        if (t.out_bias) p.declare_one(sa + "bo", {d}, bias);
+        if (t.out_bias) p.declare_one(a + "bo", {d}, bias);
+      };
+      if (rms) {
+        const int hd = t.head_dim > 0 ? t.head_dim : d / m.num_heads;
+        settings_attn(sa);
         if (t.has_qk_norm) {
           p.declare_one(sa + "q_norm.weight", {hd}, gamma);
           p.declare_one(sa + "k_norm.weight", {hd}, gamma);
         }
+        if (t.relative_table) p.declare_one(sa + "relative_bias", {t.relative_buckets, m.num_heads}, init_weights);
       } else {
         attn(sa);
       }
-      if (b.cross) attn(b.prefix + "cross_attn.");
+      if (b.cross && t.cross) {
+        settings_attn(b.prefix + "cross_attn.");
+      } else if (b.cross) {
+        attn(b.prefix + "cross_attn.");
+      }
       p.declare_one(b.prefix + "linear1.weight", {d, f}, init_weights);
       p.declare_one(b.prefix + "linear2.weight", {f, d}, init_weights);
       if (b.ff.bias) {
@@ -122,6 +137,7 @@ core::Result<Parameters> Parameters::declare(const ModelDescription& m, Init ini
     p.declare_one("lm_head.weight", {d, v}, init_weights);
     if (m.head.lm_bias) p.declare_one("lm_head.bias", {v}, bias);
   }
+  if (m.head.logits_bias) p.declare_one("lm_head.final_bias", {v}, bias);
   if (m.head.mlm) {
     p.declare_one("mlm.transform.weight", {d, d}, init_weights);
     p.declare_one("mlm.transform.bias", {d}, bias);

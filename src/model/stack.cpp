@@ -36,6 +36,14 @@ core::Status run_stack(const StackArgs& a, SideTrace& side, const SideTrace* mem
   const std::vector<std::uint8_t> self_mask = ops::key_padding_mask(n, n, side.n_real);
   const std::vector<std::uint8_t> memory_mask =
       memory != nullptr ? ops::key_padding_mask(n, memory->n, memory->n_real) : std::vector<std::uint8_t>();
+  // T5: one relative position bias for the whole stack, from block 0's table (T5Stack: position_bias of the
+  // first layer is passed on to the others); with a cache the queries are at positions first..
+  std::vector<float> position_bias;
+  if (!a.spec->blocks.empty() && a.spec->blocks[0].attn.relative_buckets > 0) {
+    const int first = a.caches != nullptr && !a.caches->empty() ? (*a.caches)[0].rows : 0;
+    position_bias = relative_position_bias(a.w->blocks[0].relative_bias, m.num_heads, n, first + n, first,
+                                           a.spec->blocks[0].attn);
+  }
   for (std::size_t li = a.first_block; li < a.spec->blocks.size(); ++li) {
     const BlockSpec& spec = a.spec->blocks[li];
     const bool full = a.full_all || (a.full_layers != nullptr &&
@@ -97,7 +105,8 @@ core::Status run_stack(const StackArgs& a, SideTrace& side, const SideTrace* mem
       b.n_real = side.n_real;
       b.summaries = a.summaries && a.caches == nullptr;
       b.top_k = a.top_k;
-      b.tiled = a.tiled && !full && a.caches == nullptr;
+      // tiled unless the layer keeps its trace, reads a cache or adds T5's relative bias (the tiled pass has none)
+      b.tiled = a.tiled && !full && a.caches == nullptr && position_bias.empty();
       std::vector<int> want;  // this layer's requested maps
       for (const auto& [layer, head] : a.heads) {
         if (layer == static_cast<int>(li)) want.push_back(head);
@@ -108,6 +117,7 @@ core::Status run_stack(const StackArgs& a, SideTrace& side, const SideTrace* mem
       b.norm_kind = spec.norm;
       b.ff = spec.ff;
       b.post_norms = spec.post_norms;
+      b.position_bias = position_bias;
       BlockOutput o = run_block(b);
       if (o.overflowed != nullptr) return layer_failed(a, li);
       t.has_cross = spec.cross;
@@ -135,7 +145,7 @@ core::Status run_stack(const StackArgs& a, SideTrace& side, const SideTrace* mem
         fill_attention_details(t.attention, m.num_heads, n, n, hd);
         if (spec.cross) {
           t.cross.scale = t.attention.scale;
-          fill_attention_details(t.cross, m.num_heads, n, memory->n, head_dim);
+          fill_attention_details(t.cross, m.num_heads, n, memory->n, spec.attn.cross ? hd : head_dim);
         }
         for (int k = 0; k < o.sub_blocks; ++k) {
           t.residual[k] = std::move(o.residual[k]);

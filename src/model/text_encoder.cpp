@@ -69,7 +69,7 @@ core::Result<TextEncoder> TextEncoder::char_vocab(std::vector<std::string> vocab
 }
 
 core::Result<tokenizers::Tokenization> TextEncoder::encode(std::string_view text, RunVocab& vocab, const char* op,
-                                                           const char* what) const {
+                                                           const char* what, bool post_process) const {
   tokenizers::Tokenization tk;
   switch (kind_) {
     case Kind::kBpe: {
@@ -80,7 +80,7 @@ core::Result<tokenizers::Tokenization> TextEncoder::encode(std::string_view text
     case Kind::kHf: {
       // decoder checkpoints: ids as Tokenizer.from_file("tokenizer.json").encode(text).ids, special tokens added as
       // the file's post_processor says (API.md "Modern decoder checkpoints": Llama 3's BOS)
-      auto r = post_processor_ ? hf_->encode_with_post_processor(text) : hf_->encode(text);
+      auto r = post_processor_ && post_process ? hf_->encode_with_post_processor(text) : hf_->encode(text);
       if (!r.ok()) return core::readdress(r.status(), op, what);
       tk = std::move(r).value();
       for (std::size_t i = 0; i < tk.ids.size(); ++i) tk.tokens[i] = hf_->token_text(tk.ids[i]);

@@ -135,6 +135,7 @@ void Transformer::bind_weights() {
         bw.post[1] = NormWeights{params_[b.prefix + "post_ff_norm.weight"], {}};
         bw.q_norm = params_[b.prefix + "self_attn.q_norm.weight"];
         bw.k_norm = params_[b.prefix + "self_attn.k_norm.weight"];
+        bw.relative_bias = params_[b.prefix + "self_attn.relative_bias"];
       }
       w.blocks.push_back(bw);
     }
@@ -186,8 +187,14 @@ void Transformer::logit_lens(const EmbedArgs& ea, const RunVocab& vocab, int k, 
   }
 }
 
+EmbedArgs Transformer::source_args(const EmbedArgs& a) const {
+  EmbedArgs s = a;
+  if (m_.embedding.per_side) s.side = "source.";
+  return s;
+}
+
 core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::string_view target, bool two_sided,
-                                             const RunOptions& o) const {
+                                             const RunOptions& o, const std::vector<std::int32_t>* target_ids) const {
   if (o.pad_to < 0) return core::check_non_negative(kOpRun, "padTo", o.pad_to);
   if (o.pad_multiple < 0) return core::check_non_negative(kOpRun, "padMultiple", o.pad_multiple);
   if (o.top_k && *o.top_k < 0) return core::check_non_negative(kOpRun, "topK", *o.top_k);
@@ -277,9 +284,17 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
   if (m_.has_source) {
     const char* src_what = two_sided ? "source" : "text";
     const char* tgt_what = two_sided ? "target" : "text";
-    auto src = embed(ea, source, src_what, vocab, o.pad_to, o.pad_multiple);
+    auto src = embed(source_args(ea), source, src_what, vocab, o.pad_to, o.pad_multiple);
     if (!src.ok()) return src.status();
-    auto tgt = embed(ea, target, tgt_what, vocab, o.pad_to, o.pad_multiple, m_.target_bos);
+    SideInput in;  // a checkpoint's target: [decoder start] + the target's ids without special tokens
+    if (opt_.decoder_start >= 0) {
+      in.post_process = false;
+      in.begin_id = opt_.decoder_start;
+      in.ids = target_ids;
+    } else if (m_.target_bos) {
+      in.begin_id = enc_.specials().bos;
+    }
+    auto tgt = embed(ea, target, tgt_what, vocab, o.pad_to, o.pad_multiple, in);
     if (!tgt.ok()) return tgt.status();
     out.has_source = true;
     out.source = std::move(src).value();
@@ -292,7 +307,7 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
         RunOptions same = o;
         same.pad_multiple = 0;
         same.pad_to = n;
-        return run_impl(source, target, two_sided, same);
+        return run_impl(source, target, two_sided, same, target_ids);
       }
     }
     ATTN_TRY(run_stack(stack_args(m_.source, source_w_, o.full_source_layers, "source"), out.source, nullptr));
@@ -366,6 +381,15 @@ core::Result<RunTrace> Transformer::run(std::string_view source, std::string_vie
                                 "' ({ source, target } needs 'encoder-decoder')");
   }
   return run_impl(source, target, true, options);
+}
+
+core::Result<RunTrace> Transformer::run_ids(std::string_view source, const std::vector<std::int32_t>& target_ids,
+                                            const RunOptions& options) const {
+  if (!m_.has_source || opt_.decoder_start < 0) {
+    return core::type_error(kOpRun, "targetIds",
+                            "targetIds needs an encoder-decoder checkpoint (loadPretrained t5, bart, marian, ...)");
+  }
+  return run_impl(source, "", true, options, &target_ids);
 }
 
 core::Result<RunTrace> Transformer::run(std::string_view text, TraceLevel level, int pad_to) const {

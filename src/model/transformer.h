@@ -39,6 +39,13 @@ struct ModelOptions {
   // generate stops at any of these (a decoder checkpoint's config or generation_config eos_token_id, an id or a
   // list); empty: the tokenizer's end token
   std::vector<std::int32_t> end_ids;
+  // Encoder-decoder checkpoints (API.md "Encoder–decoder checkpoints"): >= 0 is the decoder start token; then the
+  // source is tokenized with the tokenizer's post-processor and the target without it, after this id.
+  std::int32_t decoder_start = -1;
+  // Beam search (generation_config.json, else config.json): BeamHypotheses' length_penalty and early_stopping
+  // (kNever is early_stopping "never").
+  double length_penalty = 1.0;
+  enum class EarlyStopping { kFalse, kTrue, kNever } early_stopping = EarlyStopping::kFalse;
 };
 
 struct Generation {
@@ -66,6 +73,9 @@ class Transformer {
   core::Result<RunTrace> run(std::string_view text, const RunOptions& options) const;
   // Encoder-decoder: source through the encoder, target through the decoder.
   core::Result<RunTrace> run(std::string_view source, std::string_view target, const RunOptions& options) const;
+  // Encoder-decoder: the target given as ids (JS run({ source, targetIds })), after the start token.
+  core::Result<RunTrace> run_ids(std::string_view source, const std::vector<std::int32_t>& target_ids,
+                                 const RunOptions& options) const;
   // Shorthands used by the tests.
   core::Result<RunTrace> run(std::string_view text, TraceLevel level, int pad_to = 0) const;
   core::Result<RunTrace> run(std::string_view source, std::string_view target, TraceLevel level, int pad_to = 0) const;
@@ -74,6 +84,9 @@ class Transformer {
   // text; encoder-decoder models read it as the source and return the target. Stops at the end token or after
   // max_new_tokens. Models without a next-token head or end token cannot generate (an error saying so).
   core::Result<Generation> generate(std::string_view input, int max_new_tokens) const;
+  // Beam search (num_beams > 1, encoder-decoder models; generate_beam.cpp): Hugging Face's BeamSearchScorer with
+  // length_penalty and early_stopping (ModelOptions); num_beams 1 is generate().
+  core::Result<Generation> generate(std::string_view input, int max_new_tokens, int num_beams) const;
 
   // createModel's config with its defaults; nullptr for a model assembled from a description (a checkpoint or a
   // bundled model), whose facts are description().
@@ -93,7 +106,20 @@ class Transformer {
   // Run option lens: every layer's lens_* of the main side (trace.h).
   void logit_lens(const EmbedArgs& ea, const RunVocab& vocab, int k, SideTrace& side) const;
   core::Result<RunTrace> run_impl(std::string_view source, std::string_view target, bool two_sided,
-                                  const RunOptions& o) const;
+                                  const RunOptions& o, const std::vector<std::int32_t>* target_ids = nullptr) const;
+  // The source side's embedding arguments (EmbeddingSpec::per_side: its own positions and norm).
+  EmbedArgs source_args(const EmbedArgs& a) const;
+  // Greedy or beam decoding's shared first step: the source through the encoder stack.
+  core::Result<SideTrace> encode_source(const EmbedArgs& ea, std::string_view input, RunVocab& vocab) const;
+  core::Result<Generation> beam_search(std::string_view input, int max_new_tokens, int num_beams) const;
+  // The stack arguments of decoding (nothing traced): the encoder (source) or the decoder with its caches.
+  StackArgs decoding_args(bool source, std::vector<KvCache>* caches) const;
+  // The ids generation stops at, or the error of a model that cannot generate (or of a negative max_new_tokens).
+  core::Result<std::vector<std::int32_t>> generation_end_ids(int max_new_tokens) const;
+  // How many decoder positions generation may fill (the position table, maxTokens).
+  int decoding_positions() const;
+  // tokens and text of the new ids (an encoder-decoder checkpoint's text skips its special tokens)
+  void finish_generation(Generation& g, const RunVocab& vocab) const;
 
   std::optional<ModelConfig> cfg_;
   ModelDescription m_;

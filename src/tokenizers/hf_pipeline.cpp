@@ -583,8 +583,30 @@ core::Status read_post_processor(const Reader& rd, const json& obj, const std::s
     }
     return core::Status::Ok();
   }
+  if (t == "RobertaProcessing" || t == "BertProcessing") {
+    // BART's / RoBERTa's (and BERT's) fixed template: cls $A sep, each a [token, id] pair (offsets aside, what
+    // tokenizers' RobertaProcessing / BertProcessing add to a single sequence)
+    if (*has_template) return rd.unsupported(path, "a second template", "one");
+    *has_template = true;
+    TemplateItem cls, seq, sep;
+    seq.sequence = true;
+    for (const auto& [name, item] : {std::pair<const char*, TemplateItem*>{"cls", &cls}, {"sep", &sep}}) {
+      const auto it = obj.find(name);
+      if (it == obj.end() || !it->is_array() || it->size() != 2 || !(*it)[0].is_string() ||
+          !(*it)[1].is_number_integer() || (*it)[1].get<long long>() < 0 || (*it)[1].get<long long>() > INT32_MAX) {
+        return rd.type(path + "." + name, "a [token, id] pair", it == obj.end() ? json() : *it);
+      }
+      item->tokens.push_back((*it)[0].get<std::string>());
+      item->ids.push_back(static_cast<std::int32_t>((*it)[1].get<long long>()));
+    }
+    out.push_back(std::move(cls));
+    out.push_back(std::move(seq));
+    out.push_back(std::move(sep));
+    return core::Status::Ok();
+  }
   if (t != "TemplateProcessing") {
-    return rd.unsupported(path + ".type", quote_value(t), "TemplateProcessing, ByteLevel, Sequence or null");
+    return rd.unsupported(path + ".type", quote_value(t),
+                          "TemplateProcessing, RobertaProcessing, BertProcessing, ByteLevel, Sequence or null");
   }
   if (*has_template) return rd.unsupported(path, "a second TemplateProcessing", "one");
   *has_template = true;

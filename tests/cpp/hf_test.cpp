@@ -159,7 +159,7 @@ TEST_CASE("loadPretrained: broken configs and files name the field, tensor or ru
   const json falcon = json::parse(read_text(kHf + "/bad/config-falcon.json"));
   CHECK(error_of(falcon.dump(), good) ==
         "create: config.model_type 'falcon' is not supported (gpt2, bert, llama, mistral, qwen2, qwen3, gemma, gemma2, "
-        "gemma3_text, phi3)");
+        "gemma3_text, phi3, t5, mt5, bart, mbart, marian)");
   CHECK(error_of(read_text(kHf + "/bad/bert-config-relative-key.json"), good) ==
         "create: config.position_embedding_type 'relative_key' is not supported (absolute)");
   CHECK(error_of(read_text(kHf + "/bad/gpt2-config-scale-attn-by-inverse-layer-idx.json"), good) ==

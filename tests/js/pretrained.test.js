@@ -105,7 +105,7 @@ test('loadPretrained: errors name the function, argument, field or tensor; the m
   const good = { config: text(`${name}/config.json`), weights: read(`${name}/model.safetensors`), tokenizer: text(`${name}/tokenizer.json`) };
   const falcon = text('bad/config-falcon.json');
   await throwsExactly(() => as.loadPretrained({ ...good, config: falcon }), Error,
-    "loadPretrained: config.model_type 'falcon' is not supported (gpt2, bert, llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, phi3)");
+    "loadPretrained: config.model_type 'falcon' is not supported (gpt2, bert, llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, phi3, t5, mt5, bart, mbart, marian)");
   await throwsExactly(() => as.loadPretrained({ ...good, config: text('bad/gpt2-config-scale-attn-by-inverse-layer-idx.json') }), Error,
     'loadPretrained: config.scale_attn_by_inverse_layer_idx true is not supported (false)');
   await throwsExactly(() => as.loadPretrained({ ...good, weights: read('bad/empty.safetensors') }), Error,
