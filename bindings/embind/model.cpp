@@ -13,6 +13,8 @@
 
 #include "convert.h"
 #include "errors.h"
+#include "layout.h"
+#include "memory_reserve.h"
 #include "model_handle.h"
 
 namespace attnscope::bindings {
@@ -216,6 +218,7 @@ val ModelHandle::config() const {
       o.set("eps", val(m.main.blocks[0].eps));
     }
     if (m.has_source) o.set("numDecoderLayers", val(static_cast<int>(m.main.blocks.size())));
+    set_layout(o, m);
     return o;
   }
   const model::ModelConfig& c = *created;  // createModel: its config with every default applied
@@ -253,6 +256,10 @@ val ModelHandle::run(val input, val options) const {
   const std::vector<std::int32_t> ablate = i32_in(options["ablate"]);
   for (std::size_t i = 0; i + 1 < ablate.size(); i += 2) o.ablate.emplace_back(ablate[i], ablate[i + 1]);
   if (given(options["lens"])) o.lens = options["lens"].as<int>();
+  const double text_bytes = given(input["text"]) ? input["text"]["length"].as<double>() * 3.0
+                                                 : (input["source"]["length"].as<double>() + input["target"]["length"].as<double>()) * 3.0;
+  const double need = run_bytes(*model_, text_bytes, o);
+  if (!reserve_heap(need)) return error(out_of_memory(model::kOpRun, "text", "this run", need));
   auto r = given(input["text"]) ? model_->run(input["text"].as<std::string>(), o)
                                 : model_->run(input["source"].as<std::string>(), input["target"].as<std::string>(), o);
   if (!r.ok()) return error(r.status());
@@ -260,6 +267,8 @@ val ModelHandle::run(val input, val options) const {
 }
 
 val ModelHandle::generate(std::string input, int max_new_tokens) const {
+  const double need = generate_bytes(*model_, static_cast<double>(input.size()), max_new_tokens);
+  if (!reserve_heap(need)) return error(out_of_memory(model::kOpGenerate, "input", "generating", need));
   auto r = model_->generate(input, max_new_tokens);
   if (!r.ok()) return error(r.status());
   const model::Generation& g = r.value();
