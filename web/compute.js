@@ -79,6 +79,7 @@ export function createCompute(hooks) {
     const id = ++seq;
     const answer = new Promise((resolve, reject) => calls.set(id, { resolve, reject, onProgress }));
     worker.postMessage(msg.request(kind, id, args));
+    answer.id = id; // what a 'cancel' request names
     return answer;
   }
 

@@ -12,6 +12,7 @@
 export const KINDS = Object.freeze({
   run: ['state', 'need'], // the trace for a state: { all, full } narrows it to what is drawn (web/pipeline.js)
   load: ['files'], // the user's checkpoint (File objects, read in the worker, never sent anywhere) → its config
+  cancel: ['target'], // stops the load whose request id is `target` (its answer: an AbortError)
   next: ['state', 'position', 'ids', 'end', 'topK'], // a causal model's next-token top-k after one position
   generate: ['state', 'maxNewTokens'], // greedy continuation → { text, tokens, ids, stoppedAtEnd }
   heldout: ['name'], // a bundled model's held-out score, measured in the worker

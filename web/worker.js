@@ -41,10 +41,27 @@ function buffers(obj, out = new Set()) {
   return out;
 }
 
+/** The checkpoint loads under way, by request id: their AbortControllers (a 'cancel' request aborts one). */
+const loads = new Map();
+
+async function loadCheckpoint(p, r, onProgress) {
+  const controller = new AbortController();
+  loads.set(r.id, controller);
+  try {
+    return await p.loadCheckpoint(r.files, onProgress, controller.signal);
+  } finally {
+    loads.delete(r.id);
+  }
+}
+
 /** Each request kind's work: (pipeline, request, onProgress) → its value. */
 const WORK = {
   run: (p, r) => p.run(r.state, r.need),
-  load: (p, r, onProgress) => p.loadCheckpoint(r.files, onProgress),
+  load: loadCheckpoint,
+  cancel: (p, r) => {
+    loads.get(r.target)?.abort();
+    return null;
+  },
   heldout: (p, r, onProgress) => p.heldout(r.name, onProgress),
   next: (p, r) => p.nextAt(r.state, r.position, r.ids, r.end, r.topK),
   generate: (p, r) => p.generate(r.state, r.maxNewTokens),
