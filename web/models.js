@@ -7,6 +7,7 @@ import { $, h, replace } from './dom.js';
 import { t, language } from './i18n.js';
 import { selectedHeads, headsString } from './state.js';
 import { checkpointBox } from './views/picker.js';
+import { architectureLine } from './views/arch-line.js';
 import { headLegend } from './views/heads.js';
 
 const marks = document.documentElement.dataset;
@@ -23,7 +24,7 @@ export function createModels(store, compute, page) {
   const generation = { generating: false, playing: false };
   let play = 0;
   let loading = null; // the checkpoint load whose answer counts (a newer one replaces it)
-  const box = checkpointBox({ onFiles: loadCheckpoint });
+  const box = checkpointBox({ onFiles: loadCheckpoint, onCancel: () => { if (loading) compute.cancel(loading); } });
   $('checkpoint-box').append(box.el);
 
   /** The picker's options as the module offers them: trained models and checkpoints only when present. */
@@ -111,7 +112,7 @@ export function createModels(store, compute, page) {
   }
 
   function loadCheckpoint(files) {
-    const names = [files.config, files.weights, files.tokenizer instanceof Blob ? files.tokenizer : files.tokenizer.vocab].map((f) => f.name);
+    const names = [files.config, ...[files.weights].flat(), files.tokenizer instanceof Blob ? files.tokenizer : files.tokenizer.vocab].map((f) => f.name);
     box.message(t('checkpoint.loading', { names: names.join(', ') }));
     box.progress(0);
     marks.loading = '1';
@@ -121,7 +122,14 @@ export function createModels(store, compute, page) {
       if (loading !== load) return;
       delete marks.loading;
       box.progress(null);
-      data.info.checkpoint = { config: c, label: t('model.checkpointLabel', { arch: c.architecture ?? '', layers: c.numLayers, heads: c.numHeads, d: c.dModel }) };
+      // today's decoders: the one-line architecture (views/arch-line.js); GPT-2 and BERT keep their short label
+      data.info.checkpoint = {
+        config: c,
+        get label() { // in the language of the moment
+          const line = c.rope || c.norm?.startsWith('rms') ? architectureLine(c) : '';
+          return line || t('model.checkpointLabel', { arch: c.architecture ?? '', layers: c.numLayers, heads: c.numHeads, d: c.dModel });
+        },
+      };
       box.message(t('checkpoint.loaded', { s: (ms / 1000).toFixed(1), label: data.info.checkpoint.label }));
       data.picking = false;
       Object.assign(state, { model: 'checkpoint', heads: 'all', layer: 0, token: 0 }); // a newer checkpoint replaces the last
@@ -131,7 +139,8 @@ export function createModels(store, compute, page) {
       delete marks.loading;
       box.progress(null);
       const what = data.info.checkpoint || state.model !== 'checkpoint' ? 'checkpoint.previousStays' : 'checkpoint.nothingLoaded';
-      box.message(t('checkpoint.failed', { message: err.message, what: t(what) }), true);
+      if (err.name === 'AbortError') box.message(t('checkpoint.cancelled', { what: t(what) }));
+      else box.message(t('checkpoint.failed', { message: err.message, what: t(what) }), true);
     });
   }
 

@@ -74,7 +74,7 @@ export class Pipeline {
    * { vocab, merges } / { vocab, tokenizerConfig } for the older vocabulary files). The previous checkpoint
    * stays until this one has loaded; an error names the file it is about. Returns the model's config.
    */
-  async loadCheckpoint(files, onProgress) {
+  async loadCheckpoint(files, onProgress, signal) {
     if (typeof this.as.loadPretrained !== 'function') throw new Error('this build of attnscope cannot load checkpoints (no as.loadPretrained)');
     const config = await readText(files.config);
     const t = files.tokenizer;
@@ -82,12 +82,14 @@ export class Pipeline {
     if (t instanceof Blob) tokenizer = await readText(t);
     else if (t.merges) tokenizer = { vocab: await readText(t.vocab), merges: await readText(t.merges) };
     else tokenizer = { vocab: await readText(t.vocab), lowercase: await lowercaseOf(t.tokenizerConfig) };
+    const extra = files.generationConfig ? { generationConfig: await readText(files.generationConfig) } : {};
     let model;
     try {
-      model = await this.as.loadPretrained({ config, weights: files.weights, tokenizer, onProgress });
+      model = await this.as.loadPretrained({ config, weights: files.weights, tokenizer, onProgress, signal, ...extra });
     } catch (err) {
       const message = String(err?.message ?? err);
-      const e = new Error(`${blame(message, files)}: ${message.replace(/^loadPretrained: /, '')}`);
+      const e = err?.name === 'AbortError' ? new Error(message.replace(/^loadPretrained: /, ''))
+        : new Error(`${blame(message, files)}: ${message.replace(/^loadPretrained: /, '')}`);
       e.name = err?.name ?? 'Error';
       throw e;
     }
@@ -280,9 +282,13 @@ async function lowercaseOf(file) {
 function blame(message, files) {
   const t = files.tokenizer;
   const tokNames = t instanceof Blob ? t.name : [t.vocab, t.merges, t.tokenizerConfig].filter(Boolean).map((f) => f.name).join(' + ');
-  const m = /^loadPretrained: (config|weights|tokenizer)\b/.exec(message);
+  const m = /^loadPretrained: (config|weights|tokenizer|generationConfig)\b/.exec(message);
+  const shards = [files.weights].flat();
+  const shard = /^loadPretrained: weights\[(\d+)\]/.exec(message) ?? /\bweights\[(\d+)\]/.exec(message);
   if (m?.[1] === 'config') return files.config.name;
-  if (m?.[1] === 'weights' || /safetensors|tensor/.test(message)) return files.weights.name;
+  if (m?.[1] === 'generationConfig') return files.generationConfig?.name ?? 'generation_config.json';
+  if (shard && shards[Number(shard[1])]) return shards[Number(shard[1])].name;
+  if (m?.[1] === 'weights' || /safetensors|tensor/.test(message)) return shards.map((f) => f.name).join(', ');
   if (m?.[1] === 'tokenizer') return tokNames;
-  return [files.config.name, files.weights.name, tokNames].join(', ');
+  return [files.config.name, ...shards.map((f) => f.name), tokNames].join(', ');
 }

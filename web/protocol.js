@@ -17,7 +17,7 @@ export const KINDS = Object.freeze({
   generate: ['state', 'maxNewTokens'], // greedy continuation → { text, tokens, ids, stoppedAtEnd }
   heldout: ['name'], // a bundled model's held-out score, measured in the worker
   inside: ['state', 'op', 'args'], // looking inside (web/inside-work.js): lens, ablate, sweep, patch → its result
-  cancel: ['target'], // stop the inside request with id `target` (a sweep: it rejects with an AbortError); no answer
+  cancel: ['target'], // stop the request with id `target` (a checkpoint load or an inside sweep: it rejects with an AbortError); no answer
   crash: [], // a test hook (window.__attnscope.crashWorker): the worker dies of an uncaught error; never sent otherwise
 });
 

@@ -45,7 +45,7 @@ function buffers(obj, out = new Set()) {
 /** Each request kind's work: (pipeline, request, onProgress) → its value. */
 const WORK = {
   run: (p, r) => p.run(r.state, r.need),
-  load: (p, r, onProgress) => p.loadCheckpoint(r.files, onProgress),
+  load: (p, r, onProgress, signal) => p.loadCheckpoint(r.files, onProgress, signal),
   openFile: (p, r) => p.files.open(r.file),
   heldout: (p, r, onProgress) => p.heldout(r.name, onProgress),
   next: (p, r) => p.nextAt(r.state, r.position, r.ids, r.end, r.topK),
@@ -60,7 +60,7 @@ const WORK = {
 // said first, before the module loads: the page waits for it before its own start-up (web/boot.js)
 self.postMessage(msg.started());
 
-const aborts = new Map(); // id of an inside request → its AbortController (cancel)
+const aborts = new Map(); // id of a request → its AbortController: a 'cancel' aborts a checkpoint load or an inside sweep
 
 self.onmessage = async (e) => {
   const { id, kind } = e.data;

@@ -13,6 +13,8 @@
 
 #include "convert.h"
 #include "errors.h"
+#include "layout.h"
+#include "memory_reserve.h"
 #include "model_handle.h"
 
 namespace attnscope::bindings {
@@ -245,6 +247,7 @@ val ModelHandle::config() const {
     }
     // an encoder-decoder checkpoint (loadPretrained t5, bart, marian, ...): its decoder start token
     if (model_->options().decoder_start >= 0) o.set("decoderStartTokenId", val(model_->options().decoder_start));
+    set_layout(o, m);
     return o;
   }
   const model::ModelConfig& c = *created;  // createModel: its config with every default applied
@@ -302,6 +305,10 @@ val ModelHandle::run(val input, val options) const {
     o.summaries = true;
     o.summary_top_k = int_in(options["summaries"], o.summary_top_k);
   }
+  const double text_bytes = given(input["text"]) ? input["text"]["length"].as<double>() * 3.0
+                                                 : (input["source"]["length"].as<double>() + (given(input["target"]) ? input["target"]["length"].as<double>() : 0.0)) * 3.0;
+  const double need = run_bytes(*model_, text_bytes, o);
+  if (!reserve_heap(need)) return error(out_of_memory(model::kOpRun, "text", "this run", need));
   auto r = given(input["text"])        ? model_->run(input["text"].as<std::string>(), o)
            : given(input["targetIds"]) ? model_->run_ids(input["source"].as<std::string>(), i32_in(input["targetIds"]), o)
                                        : model_->run(input["source"].as<std::string>(), input["target"].as<std::string>(), o);
@@ -310,6 +317,8 @@ val ModelHandle::run(val input, val options) const {
 }
 
 val ModelHandle::generate(std::string input, int max_new_tokens, int num_beams) const {
+  const double need = generate_bytes(*model_, static_cast<double>(input.size()), max_new_tokens) * std::max(num_beams, 1);
+  if (!reserve_heap(need)) return error(out_of_memory(model::kOpGenerate, "input", "generating", need));
   auto r = model_->generate(input, max_new_tokens, num_beams);
   if (!r.ok()) return error(r.status());
   const model::Generation& g = r.value();

@@ -7,6 +7,7 @@
 #include <emscripten/val.h>
 
 #include <memory>
+#include <set>
 #include <span>
 #include <vector>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "convert.h"
 #include "errors.h"
+#include "memory_reserve.h"
 #include "io/safetensors.h"
 #include "model/hf_checkpoint.h"
 #include "model_handle.h"
@@ -54,6 +56,27 @@ class CheckpointHandle {
       spans.emplace_back(heads[i]);
       sizes.push_back(static_cast<std::uint64_t>(file_sizes[i].as<double>()));
     }
+    // what the weights take once loaded (float32: 4 bytes a value), reserved before the loader allocates them;
+    // each shard's tensor ends (where the JS side yields), its dtypes and stored bytes for summary()
+    double widened = 0;
+    summary_ = Summary{};
+    for (unsigned i = 0; i < shards; ++i) {
+      auto index = io::parse_safetensors_header(spans[i], sizes[i], kLoadPretrained);
+      if (!index.ok()) break;  // begin_shards says why, naming the shard
+      std::vector<double> ends;
+      for (const io::TensorEntry& e : index.value().tensors) {
+        ends.push_back(static_cast<double>(index.value().data_offset + e.end));
+        if (!io::is_float_dtype(e.dtype)) continue;
+        widened += static_cast<double>(e.count) * 4.0;
+        summary_.bytes += static_cast<double>(e.end - e.begin);
+        summary_.dtypes.insert(e.dtype);
+      }
+      summary_.ends.push_back(std::move(ends));
+    }
+    const double need = widened + 3.0 * (8 << 20);  // + the chunks being fed and their widening buffers
+    if (!reserve_heap(need)) {
+      return pretrained_error(out_of_memory(kLoadPretrained, "weights", "loading the weights as float32", need));
+    }
     auto l = model::HfCheckpointLoader::begin_shards(config, model::TextEncoder::checkpoint(std::move(t).value()),
                                                      spans, sizes, model::kOpCreate, weights8);
     if (!l.ok()) return pretrained_error(l.status());
@@ -63,6 +86,35 @@ class CheckpointHandle {
     }
     loader_ = std::move(l).value();
     return val::null();
+  }
+
+  // Called first with the bytes of the texts begin() receives (config, tokenizer): grows the heap for them and
+  // the tokenizer built from them, so that passing them in cannot run out of memory.
+  val reserve(double bytes) const {
+    const double need = bytes * 8.0 + (4 << 20);
+    if (reserve_heap(need)) return val::null();
+    return pretrained_error(out_of_memory(kLoadPretrained, "tokenizer", "reading config.json and the tokenizer", need));
+  }
+
+  // The end offsets in the file of shard `shard`'s tensors, in file order: the JS side feeds tensor by tensor and
+  // yields between them, so that an AbortSignal can land.
+  val tensor_ends(unsigned shard) const {
+    val out = val::array();
+    if (shard >= summary_.ends.size()) return out;
+    for (std::size_t i = 0; i < summary_.ends[shard].size(); ++i) out.set(i, val(summary_.ends[shard][i]));
+    return out;
+  }
+
+  // { modelType, dtype ('BF16', 'F32', or e.g. 'BF16+F32'), bytes (the float tensors' stored size) }; call
+  // before finishInto.
+  val summary() const {
+    val o = val::object();
+    if (loader_) o.set("modelType", val(loader_->model_type()));
+    std::string dtype;
+    for (const std::string& d : summary_.dtypes) dtype += (dtype.empty() ? "" : "+") + d;
+    o.set("dtype", val(dtype));
+    o.set("bytes", val(summary_.bytes));
+    return o;
   }
 
   // 8 + the header length the file's first 8 bytes state (io::safetensors_header_length): how much of the file
@@ -88,7 +140,13 @@ class CheckpointHandle {
   }
 
  private:
+  struct Summary {
+    std::vector<std::vector<double>> ends;
+    std::set<std::string> dtypes;
+    double bytes = 0;
+  };
   std::unique_ptr<model::HfCheckpointLoader> loader_;
+  Summary summary_;
 };
 
 }  // namespace
@@ -99,6 +157,9 @@ EMSCRIPTEN_BINDINGS(attnscope_pretrained) {
   emscripten::class_<CheckpointHandle>("CheckpointHandle")
       .constructor<>()
       .function("begin", &CheckpointHandle::begin)
+      .function("reserve", &CheckpointHandle::reserve)
+      .function("tensorEnds", &CheckpointHandle::tensor_ends)
+      .function("summary", &CheckpointHandle::summary)
       .function("headerBytes", &CheckpointHandle::header_bytes)
       .function("feed", &CheckpointHandle::feed)
       .function("finishInto", &CheckpointHandle::finish_into);

@@ -344,6 +344,37 @@ export interface PretrainedOptions {
   weights8?: boolean;
   /** called while the weights load, non-decreasing in [0, 1] */
   onProgress?: (fraction: number) => void;
+  /**
+   * Stops the load: the weights are fed tensor by tensor with a turn of the event loop between them, and an abort
+   * rejects with name 'AbortError', frees what the load allocated and leaves the module and earlier models working.
+   * (Running out of memory rejects with an Error saying "out of memory"; the heap goes back to where it was.)
+   */
+  signal?: AbortSignal;
+}
+
+/**
+ * A checkpoint model's `config` also holds its layout, read from what the core runs (for a one-line summary such as
+ * "Llama · 16 layers · 32 query heads sharing 8 K/V heads · RoPE θ 500000, llama3 ×32 · RMSNorm · SwiGLU · BF16 2.47 GB").
+ */
+export interface CheckpointLayout {
+  numLayers: number;
+  numHeads: number;
+  numKeyValueHeads: number;
+  headDim: number;
+  /** 'layernorm' | 'rmsnorm' | 'rmsnorm1p' (Gemma's x / rms(x) · (1 + w)) */
+  norm: string;
+  /** a gated MLP (SwiGLU / GeGLU): down(act(gate(x)) · up(x)) */
+  gated: boolean;
+  activation: string;
+  rope: { theta: number; type: 'default' | 'linear' | 'dynamic' | 'llama3' | 'yarn'; factor: number; rotaryDim: number } | null;
+  /** the widest sliding window (0: none) and how many layers have none */
+  slidingWindow: number;
+  globalLayers: number;
+  attnSoftcap: number;
+  finalSoftcap: number;
+  qkNorm: boolean;
+  /** loadPretrained only: config.model_type, the float tensors' stored dtype(s) ('BF16', 'F32', 'BF16+F32') and bytes */
+  checkpoint?: { modelType: string; dtype: string; bytes: number };
 }
 
 // ---- looking inside (bindings/js/analysis.js; README "Looking inside")

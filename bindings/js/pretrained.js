@@ -2,7 +2,10 @@
 // decoder-only (Llama, Mistral, Qwen2/3, Gemma 1/2/3, Phi-3) checkpoint (API.md "Pretrained checkpoints", "Modern
 // decoder checkpoints"); `weights` may be the shards of model.safetensors.index.json, in any order. Layer: bindings/js. Checks JS types and unknown keys only; the C++ core
 // (src/model/hf_checkpoint.h) checks the files. The weights go to wasm in chunks — from a Blob/File read slice
-// by slice, or from a Uint8Array/ArrayBuffer already in memory — so the file never exists twice in full.
+// by slice, or from a Uint8Array/ArrayBuffer already in memory — so the file never exists twice in full — tensor by
+// tensor (large ones in CHUNK pieces), yielding to the event loop between them so that `signal` (an AbortSignal)
+// can stop the load: it then rejects with an AbortError and frees what it allocated. Memory is reserved by the core
+// before anything is allocated (bindings/embind/memory_reserve.h): not enough is an Error saying so, nothing kept.
 import { createOrThrow, fail, unwrap } from './errors.js';
 import { Model } from './model.js';
 import { isPlainObject, typeName } from './validate.js';
@@ -63,14 +66,61 @@ function shardReaders(v) {
   });
 }
 
+/** The chunks of one file: [begin, end) ranges that end at its tensors' ends (`ends`), none above CHUNK bytes. */
+function chunks(size, ends) {
+  const out = [];
+  let at = 0;
+  for (const end of [...ends.filter((e) => e > 0 && e < size), size]) {
+    for (; at < end; at = Math.min(end, at + CHUNK)) out.push([at, Math.min(end, at + CHUNK)]);
+  }
+  return out;
+}
+
+/**
+ * A macrotask turn: lets an abort (a timer, a click, a message) be handled between two chunks. setImmediate in
+ * Node, a MessageChannel in browsers (setTimeout(0) is clamped to 4 ms there once nested).
+ */
+let channel = null;
+const waiting = [];
+function turn() {
+  if (typeof setImmediate === 'function') return new Promise((resolve) => { setImmediate(resolve); });
+  if (typeof MessageChannel !== 'function') return new Promise((resolve) => { setTimeout(resolve, 0); });
+  if (!channel) {
+    channel = new MessageChannel();
+    channel.port1.onmessage = () => waiting.shift()?.();
+  }
+  return new Promise((resolve) => {
+    waiting.push(resolve);
+    channel.port2.postMessage(0);
+  });
+}
+
+/** The AbortError a stopped load rejects with (a DOMException where there is one, as fetch's). */
+function abortError() {
+  const message = `${FN}: the load was aborted (signal); nothing was kept`;
+  if (typeof DOMException === 'function') return new DOMException(message, 'AbortError');
+  const e = new Error(message);
+  e.name = 'AbortError';
+  return e;
+}
+
+function signalArg(signal) {
+  if (signal === undefined || signal === null) return null;
+  const isSignal = typeof AbortSignal === 'function' ? signal instanceof AbortSignal
+    : typeof signal === 'object' && typeof signal.aborted === 'boolean' && typeof signal.addEventListener === 'function';
+  if (!isSignal) fail('TypeError', `${FN}: signal must be an AbortSignal (new AbortController().signal), got ${typeName(signal)}`);
+  return signal;
+}
+
 /** Loads a checkpoint (index.js: `as.loadPretrained(options)`); resolves to a Model. */
 export async function loadPretrained(module, options) {
   if (!isPlainObject(options)) fail('TypeError', `${FN}: expected one argument object, got ${typeName(options)}`);
   for (const key of Object.keys(options)) {
-    if (!['config', 'weights', 'tokenizer', 'generationConfig', 'onProgress', 'weights8'].includes(key)) fail('TypeError', `${FN}: unknown option '${key}'`);
+    if (!['config', 'weights', 'tokenizer', 'generationConfig', 'onProgress', 'weights8', 'signal'].includes(key)) fail('TypeError', `${FN}: unknown option '${key}'`);
   }
   const { config, weights, tokenizer, generationConfig, onProgress, weights8 = false } = options;
   if (typeof weights8 !== 'boolean') fail('TypeError', `${FN}: weights8 must be a boolean, got ${typeName(weights8)}`);
+  const signal = signalArg(options.signal);
   if (config === undefined || config === null) fail('TypeError', `${FN}: config is required`);
   const configText = jsonText('config', config);
   const generationText = generationConfig === undefined || generationConfig === null ? null : jsonText('generationConfig', generationConfig);
@@ -81,8 +131,15 @@ export async function loadPretrained(module, options) {
   }
   const progress = (f) => onProgress?.(Math.min(1, Math.max(0, f)));
   const total = readers.reduce((n, r) => n + r.size, 0);
+  const stopped = () => {
+    if (signal?.aborted) throw abortError();
+  };
+  stopped();
   const loader = new module.CheckpointHandle();
   try {
+    // 0. room for the texts and the tokenizer built from them (an Error saying so when there is none)
+    const textBytes = configText.length + (generationText?.length ?? 0) + (tok.json ?? '').length + (tok.vocab ?? '').length + (tok.merges ?? '').length;
+    unwrap(loader.reserve(textBytes));
     // 1. each file's header: its first chunk read once (it usually holds the whole header); the core reads the
     // header's length from its first 8 bytes (headerBytes: 0 when they are not valid, and begin() says why)
     const firsts = [];
@@ -93,22 +150,29 @@ export async function loadPretrained(module, options) {
       firsts.push(first);
       headers.push(need > first.byteLength ? await reader.read(0, need) : first.subarray(0, need || first.byteLength));
     }
+    stopped();
     unwrap(loader.begin(configText, tok, headers, readers.map((r) => r.size), generationText, weights8));
     progress(0);
-    // 2. every byte of every file, in order, chunk by chunk (each first chunk as read above)
+    // 2. every byte of every file, in order, tensor by tensor (each file's first CHUNK bytes as read above), with a
+    // turn of the event loop before each piece so that an abort lands
     let done = 0;
     for (let s = 0; s < readers.length; s++) {
       const reader = readers[s];
-      for (let at = 0; at < reader.size; at += CHUNK) {
-        const end = Math.min(reader.size, at + CHUNK);
-        unwrap(loader.feed(s, at, at === 0 ? firsts[s] : await reader.read(at, end)));
+      for (const [at, end] of chunks(reader.size, loader.tensorEnds(s))) {
+        await turn();
+        stopped();
+        const bytes = end <= firsts[s].byteLength ? firsts[s].subarray(at, end) : await reader.read(at, end);
+        unwrap(loader.feed(s, at, bytes));
         done += end - at;
         progress(done / total);
       }
     }
+    await turn();
+    stopped();
+    const checkpoint = loader.summary();
     const handle = createOrThrow(module.ModelHandle, (h) => loader.finishInto(h));
     progress(1);
-    return new Model(handle);
+    return new Model(handle, { checkpoint: Object.freeze(checkpoint) });
   } finally {
     loader.delete();
   }

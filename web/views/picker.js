@@ -9,34 +9,63 @@ import { t } from '../i18n.js';
 const base = (f) => (f.webkitRelativePath || f.name).split('/').pop();
 
 /**
- * Sorts chosen files into a checkpoint: { files: { config, weights, tokenizer }, missing: string[] }.
- * `tokenizer` is tokenizer.json, or { vocab, merges } (GPT-2) / { vocab, tokenizerConfig } (BERT vocab.txt).
- * Several *.safetensors: model.safetensors wins. Other files (README, pytorch_model.bin …) are ignored.
+ * Sorts chosen files into a checkpoint: { files: { config, weights, tokenizer, generationConfig? }, missing: string[],
+ * problem?: string }. `tokenizer` is tokenizer.json, or { vocab, merges } (GPT-2) / { vocab, tokenizerConfig } (BERT
+ * vocab.txt). `weights` is model.safetensors, or (h31b) the shards model.safetensors.index.json lists, every one of
+ * which must be there (their order does not matter to as.loadPretrained); `generationConfig` is
+ * generation_config.json when chosen. Other files (README, pytorch_model.bin …) are ignored.
  */
-export function matchCheckpointFiles(list) {
+export async function matchCheckpointFiles(list) {
   const byName = new Map();
   for (const f of list) byName.set(base(f), f);
   const config = byName.get('config.json');
   const shards = [...byName.keys()].filter((n) => n.endsWith('.safetensors'));
-  const weights = byName.get('model.safetensors') ?? (shards.length === 1 ? byName.get(shards[0]) : undefined);
+  const index = byName.get('model.safetensors.index.json');
+  // one *.safetensors of another name is the weights, unless an index says they are shards
+  let weights = byName.get('model.safetensors') ?? (shards.length === 1 && !index ? byName.get(shards[0]) : undefined);
+  const missing = [];
+  if (!weights && index) {
+    const listed = await shardNames(index);
+    if (typeof listed === 'string') return { files: {}, missing, problem: listed };
+    const absent = listed.filter((n) => !byName.has(n));
+    if (absent.length) missing.push(...absent);
+    else weights = listed.map((n) => byName.get(n));
+  }
   let tokenizer = byName.get('tokenizer.json');
   if (!tokenizer && byName.has('vocab.json') && byName.has('merges.txt')) {
     tokenizer = { vocab: byName.get('vocab.json'), merges: byName.get('merges.txt') };
   } else if (!tokenizer && byName.has('vocab.txt')) {
     tokenizer = { vocab: byName.get('vocab.txt'), tokenizerConfig: byName.get('tokenizer_config.json') };
   }
-  const missing = [];
   if (!config) missing.push('config.json');
-  if (!weights) missing.push(shards.length > 1 ? t('checkpoint.needOneWeights') : 'model.safetensors');
+  if (!weights && !index) missing.push(shards.length > 1 ? t('checkpoint.needIndex') : 'model.safetensors');
   if (!tokenizer) missing.push(t('checkpoint.needTokenizer'));
-  return { files: { config, weights, tokenizer }, missing };
+  const files = { config, weights, tokenizer };
+  if (byName.has('generation_config.json')) files.generationConfig = byName.get('generation_config.json');
+  return { files, missing };
+}
+
+/** The shard file names model.safetensors.index.json's weight_map lists (sorted), or a message naming the problem. */
+async function shardNames(index) {
+  let json;
+  try {
+    json = JSON.parse(await index.text());
+  } catch (err) {
+    return `${base(index)}: ${t('checkpoint.notJson', { message: err.message })}`;
+  }
+  const map = json?.weight_map;
+  if (map === null || typeof map !== 'object' || Array.isArray(map) || !Object.values(map).every((v) => typeof v === 'string')) {
+    return `${base(index)}: ${t('checkpoint.noWeightMap')}`;
+  }
+  return [...new Set(Object.values(map))].sort();
 }
 
 /**
- * checkpointBox({ onFiles }) → { el, progress(fraction | null), message(text, isError) }.
- * `onFiles(files)` gets the matched { config, weights, tokenizer } once all three are there.
+ * checkpointBox({ onFiles, onCancel }) → { el, progress(fraction | null), message(text, isError) }.
+ * `onFiles(files)` gets the matched { config, weights, tokenizer, generationConfig? } once they are all there;
+ * `onCancel()` is the Cancel button's, shown with the progress bar.
  */
-export function checkpointBox({ onFiles }) {
+export function checkpointBox({ onFiles, onCancel = () => {} }) {
   const msg = h('p', { class: 'ckpt-msg', id: 'ckpt-msg', 'aria-live': 'polite' });
   const bar = h('progress', { id: 'ckpt-progress', max: 1, value: 0, hidden: true, 'aria-label': t('checkpoint.progressAria'), 'data-i18n-attr': 'aria-label:checkpoint.progressAria' });
   const message = (text, isError = false) => {
@@ -44,12 +73,19 @@ export function checkpointBox({ onFiles }) {
     msg.classList.toggle('error', isError);
     msg.setAttribute('role', isError ? 'alert' : 'status');
   };
+  const cancel = h('button', { type: 'button', class: 'btn', id: 'ckpt-cancel', hidden: true, text: t('checkpoint.cancel'), 'data-i18n': 'checkpoint.cancel' });
+  cancel.addEventListener('click', () => onCancel());
   const progress = (f) => {
     bar.hidden = f == null;
+    cancel.hidden = f == null;
     if (f != null) bar.value = f;
   };
-  const take = (list) => {
-    const { files, missing } = matchCheckpointFiles(list);
+  const take = async (list) => {
+    const { files, missing, problem } = await matchCheckpointFiles(list);
+    if (problem) {
+      message(problem, true);
+      return;
+    }
     if (missing.length) {
       message(t('checkpoint.missing', { files: missing.join(t('checkpoint.listSep')) }), list.length > 0);
       return;
@@ -66,7 +102,8 @@ export function checkpointBox({ onFiles }) {
     h('div', { class: 'ctl-row' },
       h('label', { class: 'btn file-btn' }, h('span', { text: t('checkpoint.files'), 'data-i18n': 'checkpoint.files' }), files),
       h('label', { class: 'btn file-btn' }, h('span', { text: t('checkpoint.folder'), 'data-i18n': 'checkpoint.folder' }), folder)),
-    h('p', { class: 'note', text: t('checkpoint.about'), 'data-i18n': 'checkpoint.about' }));
+    h('p', { class: 'note', text: t('checkpoint.about'), 'data-i18n': 'checkpoint.about' }),
+    h('p', { class: 'note', text: t('checkpoint.aboutModern'), 'data-i18n': 'checkpoint.aboutModern' }));
   drop.addEventListener('dragover', (e) => {
     e.preventDefault();
     drop.classList.add('over');
@@ -77,7 +114,7 @@ export function checkpointBox({ onFiles }) {
     drop.classList.remove('over');
     take(await droppedFiles(e.dataTransfer));
   });
-  const el = h('div', { class: 'ckpt-box' }, drop, bar, msg);
+  const el = h('div', { class: 'ckpt-box' }, drop, h('div', { class: 'ctl-row' }, bar, cancel), msg);
   return { el, progress, message };
 }
 

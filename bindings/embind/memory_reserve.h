@@ -1,0 +1,90 @@
+// Out of memory as an Error, not an abort (issue 31). Layer: bindings; no math.
+//
+// The module is built without exception catching (cmake/wasm.cmake), so an `operator new` that finds no memory
+// aborts the whole module. The operations whose memory grows with their input (loading a checkpoint, run,
+// generate) therefore first reserve what they will need: one malloc of an upper estimate, freed at once. malloc
+// returns null when wasm memory cannot grow (ALLOW_MEMORY_GROWTH: malloc does not abort), which is reported as
+// an Error naming the operation; when it succeeds the memory stays grown (wasm memory never shrinks), so the
+// operation's own allocations fit in what is already there and no growth happens outside a reservation.
+// tests/js/memory-faults.test.js checks that: wasm memory growth failing from the k-th attempt on, k swept,
+// gives an Error every time, never an abort, and the heap goes back to its level.
+#pragma once
+
+#include <cstdint>
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "core/status.h"
+#include "model/transformer.h"
+
+namespace attnscope::bindings {
+
+// Grows the heap so that `bytes` more fit; false when wasm memory cannot grow that far.
+// The pointer goes through a volatile: a malloc whose result is only freed may be removed by the optimiser (LLVM
+// elides such pairs), and with it the growth.
+inline bool reserve_heap(double bytes) {
+  if (!(bytes < 4294967296.0)) return false;  // wasm32: the whole address space is 4 GiB
+  static void* volatile block = nullptr;
+  block = std::malloc(static_cast<std::size_t>(bytes));
+  if (block == nullptr) return false;
+  std::free(block);
+  block = nullptr;
+  return true;
+}
+
+inline std::string megabytes(double bytes) {
+  return std::to_string(static_cast<long long>(bytes / 1048576.0 + 0.5)) + " MB";
+}
+
+// "<op>: out of memory: <what> needs about N MB more and WebAssembly memory could not grow ..."
+inline core::Status out_of_memory(const char* op, const char* arg, const std::string& what, double bytes) {
+  return core::make_error(core::ErrorKind::kRange, op, arg,
+                          "out of memory: " + what + " needs about " + megabytes(bytes) +
+                              " and WebAssembly memory could not grow to hold it (a wasm32 module has at most "
+                              "4 GB, and the browser may allow less); nothing was kept");
+}
+
+// An upper estimate of the bytes run() (or one generate step) allocates for `text_bytes` bytes of text on `m`:
+// the kept attention weights and hidden states of every layer, one layer's transient scores and feed-forward, the
+// logits (and the lens' or logProbs' per-position ones), as float32, with a margin. n is bounded by the model's
+// longest text, since a longer one is refused before anything is allocated.
+inline double run_bytes(const model::Transformer& m, double text_bytes, const model::RunOptions& o) {
+  const model::ModelDescription& d = m.description();
+  const double n = std::min<double>(text_bytes + 8.0, std::max(1, m.options().max_tokens)) +
+                   std::max(o.pad_to, 0) + std::max(o.pad_multiple, 0);
+  const double layers = static_cast<double>(d.main.blocks.size() + d.source.blocks.size());
+  const double h = std::max(1, d.num_heads), dm = std::max(1, d.d_model), ff = std::max(1, d.d_ff);
+  const double vocab = std::max(1, d.embedding.vocab_size);
+  const bool kept = o.level != model::TraceLevel::kNone;
+  const double full = static_cast<double>(o.full_layers.size() + o.full_source_layers.size()) +
+                      (o.level == model::TraceLevel::kFull ? layers : 0.0);
+  // run option heads ('none' or a list): the layers run tiled attention (attention/tiled.h), whose transients are
+  // a tile of scores per head, not [H, n, n]; only the requested maps are n x n (T5's relative bias keeps a stack
+  // materialised: model/stack.cpp)
+  const bool has_bias = !d.main.blocks.empty() && d.main.blocks[0].attn.relative_buckets > 0;
+  const bool tiled = o.heads_mode != model::RunOptions::Heads::kAll && !has_bias;
+  const double scores = tiled ? h * n * 256.0 + static_cast<double>(o.heads.size()) * n * n : 3.0 * h * n * n;
+  double floats = layers * ((kept ? h * n * n * 2.0 : 0.0) + n * dm * 6.0)  // weights (and cross), outputs, residuals
+                  + full * (h * n * n * 2.0 + n * dm * 8.0 + n * ff * 2.0)  // full traces: scores, q/k/v, ff
+                  + scores + 4.0 * n * ff + 8.0 * n * dm                    // one layer's transients
+                  + vocab * 4.0 + static_cast<double>(std::max(o.positional_rows, 0)) * dm;
+  if (o.summaries) floats += layers * h * n * (2.0 * std::max(o.summary_top_k, 0) + 4.0);  // per-head summaries
+  if (o.lens || o.log_probs) floats += layers * n * 16.0 + n * vocab * 2.0;
+  return floats * 4.0 * 1.25 + (4 << 20);
+}
+
+// generate(): every step runs on the prompt and what was produced, plus the key/value cache of every layer.
+inline double generate_bytes(const model::Transformer& m, double text_bytes, int max_new_tokens) {
+  model::RunOptions o;
+  o.level = model::TraceLevel::kNone;
+  const double extra = std::max(0, max_new_tokens) * 8.0;  // a new token decodes to a few bytes
+  const model::ModelDescription& d = m.description();
+  const double n = std::min<double>(text_bytes + 8.0 + std::max(0, max_new_tokens), std::max(1, m.options().max_tokens));
+  const int head_dim = d.main.blocks.empty() ? 0 : d.main.blocks[0].attn.head_dim;
+  const double width = std::max(d.d_model, d.num_heads * head_dim);
+  const double cache = static_cast<double>(d.main.blocks.size() + d.source.blocks.size()) * 2.0 * n * width * 4.0;
+  return run_bytes(m, text_bytes + extra, o) + cache * 1.25;
+}
+
+}  // namespace attnscope::bindings
