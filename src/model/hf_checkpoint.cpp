@@ -299,14 +299,24 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin_shar
     if (!index.ok()) return core::make_error(index.status().kind, op, "weights", sh.name + ": " + index.status().detail());
     sh.index = std::move(index).value();
   }
-  bool mlm = false, logits_bias = false;
+  bool mlm = false, logits_bias = false, shared = false;
   for (const Shard& sh : l->shards_) {
     for (const auto& t : sh.index.tensors) {
       const std::string key = canonical_hf(t.name, l->cfg_.family);
       mlm = mlm || key == "cls.predictions.transform.dense.weight";
       logits_bias = logits_bias || key == "final_logits_bias";  // BART / Marian; zero when absent
+      shared = shared || key == "shared.weight";
     }
   }
+  // An encoder-decoder file saved with its tied token table under a tied name only (safetensors keeps one name of
+  // tensors that share memory): the first of encoder/decoder.embed_tokens.weight is the table, the other skipped.
+  const bool embed_tokens_alias = l->cfg_.family == HfFamily::kSeq2Seq && !shared;
+  auto table_key = [&](const std::string& key) {
+    if (embed_tokens_alias && (key == "encoder.embed_tokens.weight" || key == "decoder.embed_tokens.weight")) {
+      return std::string("shared.weight");
+    }
+    return key;
+  };
   l->cfg_.description.head.mlm = bert && mlm;
   logits_bias = logits_bias && l->cfg_.family == HfFamily::kSeq2Seq;
   l->cfg_.description.head.logits_bias = logits_bias;
@@ -315,9 +325,10 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin_shar
   for (std::size_t s = 0; s < l->shards_.size(); ++s) {
     Shard& sh = l->shards_[s];
     for (const auto& t : sh.index.tensors) {
-      const std::string key = canonical_hf(t.name, l->cfg_.family);
+      const std::string key = table_key(canonical_hf(t.name, l->cfg_.family));
       auto it = expected.find(key);
       if (it == expected.end()) continue;  // not used by the model: skipped whatever its dtype or shape
+      if (embed_tokens_alias && key == "shared.weight" && found.count(key) != 0) continue;  // the other tied name
       const std::string where = sh.name + ": tensor " + core::quote_name(t.name);
       const auto [at, fresh] = found.emplace(key, std::make_pair(t.name, s));
       if (!fresh && at->second.second != s) {

@@ -63,7 +63,9 @@ class TextEncoder {
   bool post_processor() const { return post_processor_; }
   bool fixed_vocabulary() const { return kind_ != Kind::kWord && kind_ != Kind::kChar; }
   // UTF-8 text to tokens, UTF-16 offsets and ids. `what` names the argument in errors ("text", "source").
-  // post_process false: without the post-processor's special tokens (an encoder-decoder's target side).
+  // post_process false: without the post-processor's special tokens: an encoder-decoder checkpoint's target side
+  // (a tokenizer with separate source and target models, Marian's source.spm / target.spm, reads its target model
+  // for this call; post_process true is the source side and the decoder-only checkpoints' text).
   core::Result<tokenizers::Tokenization> encode(std::string_view text, RunVocab& vocab, const char* op,
                                                 const char* what, bool post_process = true) const;
   // The vocabulary: size and entry text (fixed vocabularies), else the run's.

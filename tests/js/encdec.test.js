@@ -31,12 +31,25 @@ function rejectsExactly(fn, message) {
   });
 }
 
-// A safetensors file without tensor `name` (the others re-packed contiguously).
+// A safetensors file as { header, data } and back (header padded with spaces to a multiple of 8).
+function split(bytes) {
+  const len = Number(new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getBigUint64(0, true));
+  return { header: JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + len))), data: bytes.subarray(8 + len) };
+}
+function join(header, data) {
+  let h = JSON.stringify(header);
+  h += ' '.repeat((8 - (h.length % 8)) % 8);
+  const hb = new TextEncoder().encode(h);
+  const out = new Uint8Array(8 + hb.length + data.length);
+  new DataView(out.buffer).setBigUint64(0, BigInt(hb.length), true);
+  out.set(hb, 8);
+  out.set(data, 8 + hb.length);
+  return out;
+}
+
+// The file without tensor `name` (the others re-packed contiguously).
 function withoutTensor(bytes, name) {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const len = Number(view.getBigUint64(0, true));
-  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + len)));
-  const data = bytes.subarray(8 + len);
+  const { header, data } = split(bytes);
   assert.ok(header[name], `${name} is in the file`);
   delete header[name];
   const parts = [];
@@ -48,18 +61,21 @@ function withoutTensor(bytes, name) {
     at += chunk.length;
     parts.push(chunk);
   }
-  let h = new TextEncoder().encode(JSON.stringify(header));
-  const pad = (8 - (h.length % 8)) % 8;
-  h = new TextEncoder().encode(JSON.stringify(header) + ' '.repeat(pad));
-  const out = new Uint8Array(8 + h.length + at);
-  new DataView(out.buffer).setBigUint64(0, BigInt(h.length), true);
-  out.set(h, 8);
-  let p = 8 + h.length;
+  const packed = new Uint8Array(at);
+  let p = 0;
   for (const c of parts) {
-    out.set(c, p);
+    packed.set(c, p);
     p += c.length;
   }
-  return out;
+  return join(header, packed);
+}
+
+// The file with tensor `from` named `to` (data unchanged).
+function renamed(bytes, from, to) {
+  const { header, data } = split(bytes);
+  header[to] = header[from];
+  delete header[from];
+  return join(header, data);
 }
 
 test('loadPretrained: every encoder-decoder model_type matches the float64 reference', async () => {
@@ -122,6 +138,19 @@ test('encoder-decoder checkpoints: generate then run(targetIds) shows the genera
     assert.throws(() => model.generate('x', { numBeams: 0 }), { name: 'RangeError' });
   } finally {
     model.delete();
+  }
+});
+
+test('encoder-decoder checkpoints: the tied token table saved as encoder.embed_tokens.weight', async () => {
+  for (const [name, from, to] of [['bart-f16', 'model.shared.weight', 'model.encoder.embed_tokens.weight'],
+    ['t5-f32-relu-untied', 'shared.weight', 'decoder.embed_tokens.weight']]) {
+    const want = JSON.parse(text(`${name}/expected.json`)).pairs[0];
+    const model = await as.loadPretrained({ ...files(name), weights: renamed(read(`${name}/model.safetensors`), from, to) });
+    try {
+      assertClose(model.run({ source: want.source, target: want.target }).output, want.output, { ...HIDDEN, what: `${name} output` });
+    } finally {
+      model.delete();
+    }
   }
 });
 
