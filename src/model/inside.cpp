@@ -12,6 +12,7 @@
 #include "model/heads.h"
 #include "model/stack.h"
 #include "model/transformer.h"
+#include "ops/linear.h"
 
 namespace attnscope::model {
 
@@ -402,10 +403,11 @@ core::Result<Attribution> Inside::attribution(const Transformer& t, std::string_
       if (m.main.blocks[l].kind == BlockKind::kSimple) {
         for (std::size_t j = 0; j < D; ++j) c[j] = a.output[static_cast<std::size_t>(p) * D + j];
       } else {
-        const auto wo = t.main_w_.blocks[l].self_attn.wo;  // [inner, d]
+        const core::WeightSpan& wo = t.main_w_.blocks[l].self_attn.wo;  // [inner, d] at its stored width
+        std::vector<float> row(D);
         for (int k = 0; k < hd; ++k) {
           const double v = a.concat[static_cast<std::size_t>(p) * static_cast<std::size_t>(inner) + static_cast<std::size_t>(h * hd + k)];
-          const float* row = wo.data() + static_cast<std::size_t>(h * hd + k) * D;
+          ops::weight_row(wo, static_cast<std::size_t>(h * hd + k), D, row);
           for (std::size_t j = 0; j < D; ++j) c[j] += v * row[j];
         }
       }

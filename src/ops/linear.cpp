@@ -146,6 +146,14 @@ void weight_row(const core::WeightSpan& w, std::size_t row, std::size_t cols, st
     std::copy_n(w.f32().data() + row * cols, cols, out.begin());
     return;
   }
+  if (const std::int8_t* q = w.q8()) {  // kernels.h's Q8_0 layout, ldb = cols
+    const auto B = static_cast<std::size_t>(kernels::kQ8Block);
+    for (std::size_t j = 0; j < cols; ++j) {
+      const std::size_t blk = (row / B) * cols + j;
+      out[j] = static_cast<float>(q[blk * B + row % B]) * w.scales[blk];
+    }
+    return;
+  }
   const kernels::KernelTable& kt = kernels::active_kernels();
   (w.type == core::WeightType::kBF16 ? kt.cvt_bf16 : kt.cvt_f16)(cols, w.bits() + row * cols, out.data());
 }

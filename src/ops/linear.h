@@ -27,7 +27,8 @@ void linear(core::ConstMatView x, const core::WeightSpan& w, std::span<const flo
 std::vector<float> linear(std::span<const float> x, int n, int in, const core::WeightSpan& w, int out,
                           std::span<const float> b);
 
-// Row `row` of a [rows, cols] weight table (an embedding), widened to float32 into out (cols floats).
+// Row `row` of a [rows, cols] weight table (an embedding, a projection), widened to float32 into out (cols floats):
+// float32, half-width or Q8_0.
 void weight_row(const core::WeightSpan& w, std::size_t row, std::size_t cols, std::span<float> out);
 // h · row `row` of a [rows, cols] weight table (a tied head's logit), accumulated in float32.
 // Column `col` of a [rows, cols] weight matrix (a head's [d, V] lm_head: one token's direction), widened to float32
