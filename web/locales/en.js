@@ -380,4 +380,9 @@ register('en', {
   "inside.loss": "Loss on the text: {before} with every head, {after} without the clicked ones (Δ {delta})",
   "inside.exportSVG": "Export as SVG", "inside.exportPNG": "Export as PNG", "inside.exportCSV": "Export as CSV",
   "inside.exportJSON": "Export as JSON",
+  "inside.detectorsTitle": "Head detectors",
+  "inside.detectorsNote": "Per head, on this text: attention to the previous token, to earlier copies of the same token, and to the first token (a sink). Sort by any column.",
+  "inside.detectorsButton": "Score every head",
+  "inside.detectorsCaption": "Head detectors on this text (sorted descending by the marked column)",
+  "inside.previous": "previous token", "inside.duplicate": "duplicate token", "inside.sink": "first-token sink",
 });

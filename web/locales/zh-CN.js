@@ -374,4 +374,7 @@ register('zh-CN', {
   "inside.before": "所有头", "inside.after": "屏蔽后", "inside.delta": "变化（百分点）",
   "inside.loss": "文本上的损失：所有头 {before}，去掉所点击的头后 {after}（变化 {delta}）", "inside.exportSVG": "导出为 SVG",
   "inside.exportPNG": "导出为 PNG", "inside.exportCSV": "导出为 CSV", "inside.exportJSON": "导出为 JSON",
+  "inside.detectorsTitle": "注意力头检测器", "inside.detectorsNote": "在这段文本上，每个头对前一个词元、对同一词元的较早副本以及对第一个词元（汇聚点）的注意力。可按任一列排序。",
+  "inside.detectorsButton": "为每个头打分", "inside.detectorsCaption": "本文本上的注意力头检测器（按标记的列降序排列）",
+  "inside.previous": "前一个词元", "inside.duplicate": "重复词元", "inside.sink": "首词元汇聚",
 });
