@@ -14,6 +14,7 @@ async function modelOf(pipeline, s) {
 /**
  * op 'lens' { k } → { tokens, numLayers, k, layers: [{ ids, probs, tokens }] }
  * op 'ablate' { heads } → { tokens, before: { next, loss }, after: { next, loss } }
+ * op 'heads' { } → as.headScores of the text's attention: previous-token, duplicate-token and sink share per head
  * op 'sweep' { } → as.ablationSweep's result (metric loss)
  * op 'patch' { clean, corrupted, tokens, granularity } → as.patch's result
  */
@@ -33,6 +34,12 @@ export async function insideWork(pipeline, s, op, args, onProgress, signal) {
     const after = model.run(s.text, { trace: 'none', logProbs: true, topK: 5, ablate: args.heads });
     const side = (r) => ({ next: r.next, loss: loss(r.logProbs) });
     return { tokens: before.tokens, before: side(before), after: side(after), numLayers: model.config.numLayers, numHeads: model.config.numHeads };
+  }
+  if (op === 'heads') {
+    const r = model.run(s.text, { trace: 'weights' });
+    const weights = r.layers.map((l) => l.attention.weights);
+    const scores = as.headScores({ weights, numHeads: weights[0].length / (r.n * r.n), n: r.n, ids: r.ids });
+    return { tokens: r.tokens, ...scores };
   }
   if (op === 'sweep') return as.ablationSweep(model, s.text, { onProgress: (done, total) => onProgress(done / total), signal });
   if (op === 'patch') {

@@ -152,7 +152,27 @@ core::Result<std::int32_t> resolve_token(const EmbedArgs& ea, RunVocab& vocab, c
   return ids[0];
 }
 
+// Token id's logit for hidden state h from its head column u (lm_direction): h · u, + lm_head.bias[id], soft-capped
+// as lm_logits does; one dot product instead of the whole vocabulary's.
+double token_logit(const EmbedArgs& ea, const std::vector<double>& u, std::int32_t id, std::span<const float> h,
+                   bool softcap = true) {
+  double z = 0.0;
+  for (std::size_t c = 0; c < u.size(); ++c) z += u[c] * static_cast<double>(h[c]);
+  if (ea.m->head.lm_head) {
+    const auto b = (*ea.params)["lm_head.bias"];
+    if (!b.empty()) z += b[static_cast<std::size_t>(id)];
+  }
+  if (const double c = ea.m->head.softcap; softcap && c > 0.0) z = c * std::tanh(z / c);
+  return z;
+}
+
 }  // namespace
+
+void Inside::cache_directions() {
+  for (int k = 0; k < 2; ++k) {
+    if (ids_[k] >= 0) dirs_[k] = lm_direction(ea_, vocab_, ids_[k]);
+  }
+}
 
 core::Result<double> Inside::metric_of(const SideTrace& s) const {
   const auto d = static_cast<std::size_t>(t_.m_.d_model);
@@ -162,9 +182,9 @@ core::Result<double> Inside::metric_of(const SideTrace& s) const {
     for (int i = 0; i + 1 < s.n_real; ++i) sum -= log_prob(lm_logits(ea_, vocab_, row(i)), main_.ids[static_cast<std::size_t>(i) + 1]);
     return sum / static_cast<double>(s.n_real - 1);
   }
-  const std::vector<double> z = lm_logits(ea_, vocab_, row(s.n_real - 1));
-  const double a = z[static_cast<std::size_t>(ids_[0])];
-  return metric_.kind == Metric::Kind::kLogit ? a : a - z[static_cast<std::size_t>(ids_[1])];
+  const std::span<const float> h = row(s.n_real - 1);
+  const double a = token_logit(ea_, dirs_[0], ids_[0], h);
+  return metric_.kind == Metric::Kind::kLogit ? a : a - token_logit(ea_, dirs_[1], ids_[1], h);
 }
 
 core::Result<double> Inside::forward_from(std::size_t layer, std::vector<float> x, std::span<const std::uint8_t> keep,
@@ -296,6 +316,7 @@ core::Result<std::unique_ptr<Inside>> Inside::patching(const Transformer& t, std
     if (!id.ok()) return id.status();
     in->ids_[k] = id.value();
   }
+  in->cache_directions();
   in->rows_ = static_cast<int>(t.m_.main.blocks.size());
   in->cols_ = residual ? in->main_.n : t.m_.num_heads;
   auto base = in->metric_of(in->main_);
@@ -341,6 +362,7 @@ core::Result<std::unique_ptr<Inside>> Inside::ablation(const Transformer& t, std
       in->ids_[k] = id.value();
     }
   }
+  in->cache_directions();
   in->rows_ = static_cast<int>(L);
   in->cols_ = m.num_heads;
   auto base = in->metric_of(in->main_);
@@ -423,14 +445,7 @@ core::Result<Attribution> Inside::attribution(const Transformer& t, std::string_
   }
   // 3. the token's logit (before soft-capping), for reference
   const std::span<const float> h(side.output.data() + static_cast<std::size_t>(p) * D, D);
-  std::vector<double> raw = lm_direction(ea, vocab, out.id);
-  double z = 0.0;
-  for (std::size_t j = 0; j < D; ++j) z += raw[j] * h[j];
-  if (m.head.lm_head) {
-    const auto b = (*ea.params)["lm_head.bias"];
-    if (!b.empty()) z += b[static_cast<std::size_t>(out.id)];
-  }
-  out.logit = z;
+  out.logit = token_logit(ea, lm_direction(ea, vocab, out.id), out.id, h, false);
   return out;
 }
 

@@ -94,6 +94,7 @@ class Inside {
  private:
   Inside(const Transformer& t, const char* op);
   core::Result<double> metric_of(const SideTrace& s) const;
+  void cache_directions();  // dirs_ for the metric's tokens
   core::Result<double> forward_from(std::size_t layer, std::vector<float> x, std::span<const std::uint8_t> keep,
                                     std::span<const std::vector<float>> values) const;
 
@@ -104,6 +105,7 @@ class Inside {
   Sites kind_ = Sites::kAblateHeads;
   Metric metric_;
   std::int32_t ids_[2] = {-1, -1};
+  std::vector<double> dirs_[2];  // the head's column of each metric token (lm_direction): two logits, not the vocabulary
   SideTrace main_, clean_side_;
   std::vector<float> means_;
   int rows_ = 0, cols_ = 0;

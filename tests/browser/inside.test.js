@@ -54,6 +54,23 @@ for (const lang of ['en', 'zh-CN']) {
         assert.ok(Math.abs(c.prob - l.probs[c.position * 5]) < 1e-6);
         assert.equal(c.title.split('\n').length, 5, 'the top 5 in the tooltip');
       }
+      // the detectors: every score is as.headScores's; sorting by the sink share puts its largest first
+      await page.click('#inside-detectors');
+      await page.waitForSelector('#inside table[data-name="detectors"]', { timeout: 60000 });
+      const w = ref.run(TEXT, { trace: 'weights' });
+      const scores = as.headScores({ weights: w.layers.map((l) => l.attention.weights), numHeads: w.numHeads, n: w.n, ids: w.ids });
+      const read = () => page.locator('#inside table[data-name="detectors"] tbody tr').evaluateAll((trs) => trs.map((tr) => ({
+        layer: Number(tr.dataset.layer), head: Number(tr.dataset.head),
+        v: Object.fromEntries([...tr.querySelectorAll('td[data-score]')].map((td) => [td.dataset.score, Number(td.dataset.value)])),
+      })));
+      for (const row of await read()) {
+        const i = row.layer * w.numHeads + row.head;
+        for (const key of ['previousToken', 'duplicateToken', 'sinkShare']) assert.ok(Math.abs(row.v[key] - scores[key][i]) < 1e-6, `${key} ${i}`);
+      }
+      await page.click('#inside .inside-sort[data-sort="sinkShare"]');
+      const sorted = await read();
+      assert.equal(sorted[0].v.sinkShare, Math.max(...sorted.map((r) => r.v.sinkShare)));
+      assert.equal(await page.getAttribute('#inside .inside-sort[data-sort="sinkShare"] >> xpath=..', 'aria-sort'), 'descending');
       // knock out layer 1 head 0 by clicking it: the loss shown is run({ ablate, logProbs })'s
       await page.click('#inside .inside-head[data-layer="1"][data-head="0"]');
       await page.waitForSelector('#inside [data-name="ablation"]', { timeout: 60000 });

@@ -428,4 +428,9 @@ register('en', {
   'arch.localGlobal': '{local} local (window {w}) + {global} global layers',
   'arch.qkNorm': 'q/k norm',
   'arch.softcap': 'soft-capping {a} / {f}',
+  "inside.detectorsTitle": "Head detectors",
+  "inside.detectorsNote": "Per head, on this text: attention to the previous token, to earlier copies of the same token, and to the first token (a sink). Sort by any column.",
+  "inside.detectorsButton": "Score every head",
+  "inside.detectorsCaption": "Head detectors on this text (sorted descending by the marked column)",
+  "inside.previous": "previous token", "inside.duplicate": "duplicate token", "inside.sink": "first-token sink",
 });

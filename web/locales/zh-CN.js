@@ -422,4 +422,7 @@ register('zh-CN', {
   'arch.localGlobal': '{local} 个局部层（窗口 {w}）+ {global} 个全局层',
   'arch.qkNorm': 'q/k 归一化',
   'arch.softcap': '软上限 {a} / {f}',
+  "inside.detectorsTitle": "注意力头检测器", "inside.detectorsNote": "在这段文本上，每个头对前一个词元、对同一词元的较早副本以及对第一个词元（汇聚点）的注意力。可按任一列排序。",
+  "inside.detectorsButton": "为每个头打分", "inside.detectorsCaption": "本文本上的注意力头检测器（按标记的列降序排列）",
+  "inside.previous": "前一个词元", "inside.duplicate": "重复词元", "inside.sink": "首词元汇聚",
 });

@@ -1,6 +1,6 @@
 // Panel 9: looking inside (issue 27) — the logit lens table, heads knocked out by clicking them (next-token top-k
 // and loss beside the unablated run), the ablation sweep (progress bar, Cancel) and activation patching between a
-// clean and a corrupted prompt (with the indirect-object example). All work runs in the compute worker
+// clean and a corrupted prompt (with the indirect-object example), and the head detectors as a sortable table. All work runs in the compute worker
 // (web/inside-work.js through the 'inside' request); this module holds the panel's own inputs and results and draws
 // them with web/views/inside.js. Exports: CSV and JSON of every result, SVG and PNG of the tables' heatmaps.
 import { $, h, replace } from '../dom.js';
@@ -10,7 +10,7 @@ import { download } from '../exports.js';
 import { heatmapGrid, gridRaster } from '../render/index.js';
 import { gridSvg } from '../render/grid.js';
 import {
-  lensTable, headGrid, ablationResult, valueTable,
+  lensTable, headGrid, ablationResult, valueTable, detectorsTable,
 } from '../views/inside.js';
 
 // the indirect-object example (Wang et al. 2022) for GPT-2's tokenizer: clean vs corrupted, the same length
@@ -88,6 +88,21 @@ export function createInside({ compute, state }) {
     replace(box('ablate'), ablationResult(r));
   }
 
+  let sortBy = 'previousToken';
+  function drawDetectors() {
+    replace(box('heads-table'), detectorsTable(results.heads, sortBy, (key) => {
+      sortBy = key;
+      drawDetectors();
+      root.querySelector(`.inside-sort[data-sort="${key}"]`)?.focus();
+    }));
+  }
+  async function detectors() {
+    const r = await call('detectors', 'heads', {});
+    if (!r) return;
+    results.heads = r;
+    drawDetectors();
+  }
+
   async function sweep() {
     const r = await call('sweep', 'sweep', {}, { progress: true });
     if (!r) return;
@@ -144,6 +159,9 @@ export function createInside({ compute, state }) {
       r.layers.forEach((l, i) => r.tokens.forEach((tok, p) => {
         for (let j = 0; j < r.k; j++) lines.push([i, p, JSON.stringify(tok), j + 1, l.ids[p * r.k + j], JSON.stringify(l.tokens[p * r.k + j]), l.probs[p * r.k + j]].join(','));
       }));
+    } else if (name === 'heads') {
+      lines.push('layer,head,previous_token,duplicate_token,sink_share');
+      r.previousToken.forEach((v, i) => lines.push([Math.floor(i / r.numHeads), i % r.numHeads, v, r.duplicateToken[i], r.sinkShare[i]].join(',')));
     } else if (name === 'ablate') {
       lines.push('run,rank,id,token,prob');
       for (const side of ['before', 'after']) {
@@ -188,6 +206,7 @@ export function createInside({ compute, state }) {
     if (b.dataset.insideExport) exportResult(b.dataset.insideExport, b.dataset.format);
     else if (b.id === 'inside-lens') lens();
     else if (b.id === 'inside-sweep') sweep();
+    else if (b.id === 'inside-detectors') detectors();
     else if (b.id === 'inside-patch') patch();
     else if (b.id === 'inside-clear') { off.clear(); drawHeads(); ablate(); }
     else if (b.id === 'inside-ioi') {

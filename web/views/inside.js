@@ -86,3 +86,25 @@ export function valueTable({ name, caption, values, rows, cols, colLabels, map, 
   return h('div', { class: 'inside-scroll', tabindex: 0, role: 'region', 'aria-label': caption },
     h('table', { class: 'inside-table', dataset: { name } }, h('caption', { text: caption }), h('thead', {}, head), h('tbody', {}, ...body)));
 }
+
+/**
+ * detectorsTable({ numLayers, numHeads, previousToken, duplicateToken, sinkShare }, sort, onSort) → one row per
+ * head, sortable by any score column (descending; the header button says which, aria-sort marks it).
+ */
+export function detectorsTable(d, sort, onSort) {
+  const cols = [['previousToken', 'inside.previous'], ['duplicateToken', 'inside.duplicate'], ['sinkShare', 'inside.sink']];
+  const order = Array.from({ length: d.numLayers * d.numHeads }, (_, i) => i);
+  if (sort) order.sort((a, b) => d[sort][b] - d[sort][a] || a - b);
+  const head = h('tr', {}, h('th', { scope: 'col', text: t('inside.layer') }), h('th', { scope: 'col', text: t('inside.head') }),
+    ...cols.map(([key, label]) => {
+      const b = h('button', { type: 'button', class: 'inside-sort', text: t(label), dataset: { sort: key } });
+      b.addEventListener('click', () => onSort(key));
+      return h('th', { scope: 'col', 'aria-sort': sort === key ? 'descending' : 'none' }, b);
+    }));
+  const rows = order.map((i) => h('tr', { dataset: { layer: Math.floor(i / d.numHeads), head: i % d.numHeads } },
+    h('td', { text: String(Math.floor(i / d.numHeads)) }), h('td', { text: String(i % d.numHeads) }),
+    ...cols.map(([key]) => cell(colors.weights, d[key][i], 0, 1, d[key][i].toFixed(3), `${d[key][i]}`, { score: key, value: d[key][i] }))));
+  return h('div', { class: 'inside-scroll', tabindex: 0, role: 'region', 'aria-label': t('inside.detectorsCaption') },
+    h('table', { class: 'inside-table', dataset: { name: 'detectors' } }, h('caption', { text: t('inside.detectorsCaption') }),
+      h('thead', {}, head), h('tbody', {}, ...rows)));
+}
