@@ -208,9 +208,10 @@ try {
     '',
     '| measure | value |',
     '|---|---|',
-    `| checkpoint file (BF16) | ${gb(file.bytes ?? weights.size)} GB (written in ${(writeMs / 1e3).toFixed(1)} s) |`,
+    `| checkpoint file (BF16) | ${gb(file.bytes ?? weights.size)} GB (${file.bytes ? `written in ${(writeMs / 1e3).toFixed(1)} s` : 'reused from --keep'}) |`,
     `| load (loadPretrained from a Blob) | ${(loadMs / 1e3).toFixed(1)} s wall, ${(loadCpuMs / 1e3).toFixed(1)} s CPU |`,
-    `| wasm heap after load | ${gb(heapLoaded.heapSize)} GB (malloc'd ${gb(heapLoaded.allocated)} GB; before ${gb(heap0)} GB) |`,
+    // memoryStats() reports above 2 GiB as negative 32-bit numbers: read them unsigned
+    `| wasm heap after load | ${gb(heapLoaded.heapSize >>> 0)} GB (malloc'd ${gb(heapLoaded.allocated >>> 0)} GB; before ${gb(heap0 >>> 0)} GB) |`,
     `| peak RSS after load / at the end | ${gb(rssLoad)} / ${gb(rss)} GB |`,
     ...Object.entries(fwd).map(([n, f]) => `| forward, ${n} tokens (run, trace 'none') | ${(f.cpu / 1e3).toFixed(2)} s CPU, ${(f.ms / 1e3).toFixed(2)} s wall (${f.reps === 1 ? '1 run' : `median of ${f.reps}`}; ${(2 * params * n / (f.cpu / 1e3) / 1e9).toFixed(1)} GFLOP/s of weight products per CPU second) |`),
     `| decode (generate, KV cache) | ${tokS.toFixed(2)} tokens/s per CPU second, ${median(decodeWall).toFixed(2)} wall (median of ${quick ? 1 : 3}, ${newTokens} new tokens) |`,

@@ -47,3 +47,17 @@ if [[ ${ATTNSCOPE_BENCH_GPT2:-1} != 0 ]]; then
   for a in "$@"; do [[ $a == --quick ]] && gpt2_args+=(--quick); done
   node bench/gpt2_bench.mjs "${gpt2_args[@]}" || exit $?
 fi
+
+# Issue 30: one-thread MHA against this machine's SIMD128 / relaxed_madd probes (CPU time), then the
+# Llama-3.2-1B-shaped BF16 checkpoint (2.5 GB written to a temporary folder at bench time; ATTNSCOPE_BENCH_LLAMA1B=0
+# skips it): load, heap, forward, decode GB/s against a memory-copy probe.
+echo
+echo "## SIMD128 probes (bench/probe_ratio.mjs)"
+echo
+node --experimental-wasm-relaxed-simd bench/probe_ratio.mjs || exit $?
+if [[ ${ATTNSCOPE_BENCH_LLAMA1B:-1} != 0 ]]; then
+  echo
+  llama_args=()
+  for a in "$@"; do [[ $a == --quick ]] && llama_args+=(--quick); done
+  node bench/llama1b_bench.mjs "${llama_args[@]}" || exit $?
+fi
