@@ -303,7 +303,8 @@ bool set_gemm_micro_kernel(std::uintptr_t index, std::string kernel_module) {
 val memory_stats() {
   val out = val::object();
   out.set("heapSize", val(static_cast<double>(emscripten_get_heap_size())));
-  out.set("allocated", val(static_cast<double>(mallinfo().uordblks)));
+  // mallinfo counts in int: above 2 GiB it reads negative, so as unsigned (wasm32: at most 4 GiB)
+  out.set("allocated", val(static_cast<double>(static_cast<std::uint32_t>(mallinfo().uordblks))));
   return out;
 }
 
