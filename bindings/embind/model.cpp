@@ -195,6 +195,30 @@ void ModelHandle::adopt(std::unique_ptr<model::Transformer> m, std::string creat
   creator_ = std::move(creator);
 }
 
+// Issue 28: the query heads' K/V heads (GQA/MQA: numKeyValueHeads < numHeads), headDim, and the first block's RoPE
+// settings (theta, rotary dims, scaling), which the page's RoPE panel and KV-cache sizes read.
+namespace {
+void set_attention_shape(val& o, const model::AttentionSettings& a, int num_heads, int d_model) {
+  o.set("numKeyValueHeads", val(a.kv_heads > 0 ? a.kv_heads : num_heads));
+  o.set("headDim", val(a.head_dim > 0 ? a.head_dim : d_model / num_heads));
+  if (!a.rope) return;
+  const ops::RopeSpec& r = a.rope_spec;
+  val rope = val::object();
+  rope.set("theta", val(r.theta));
+  rope.set("rotaryDim", val(r.rotary_dim));
+  rope.set("maxPositions", val(r.max_positions));
+  rope.set("type", val(std::string(ops::rope_type_name(r.type))));
+  rope.set("factor", val(r.factor));
+  rope.set("lowFreqFactor", val(r.low_freq_factor));
+  rope.set("highFreqFactor", val(r.high_freq_factor));
+  rope.set("originalMaxPositions", val(r.original_max_positions));
+  rope.set("attentionFactor", val(r.attention_factor));
+  rope.set("betaFast", val(r.beta_fast));
+  rope.set("betaSlow", val(r.beta_slow));
+  o.set("rope", rope);
+}
+}  // namespace
+
 // The model's config with every default applied (JS model.config).
 val ModelHandle::config() const {
   const model::ModelDescription& m = model_->description();
@@ -216,6 +240,7 @@ val ModelHandle::config() const {
       o.set("eps", val(m.main.blocks[0].eps));
     }
     if (m.has_source) o.set("numDecoderLayers", val(static_cast<int>(m.main.blocks.size())));
+    if (!m.main.blocks.empty()) set_attention_shape(o, m.main.blocks[0].attn, m.num_heads, m.d_model);
     return o;
   }
   const model::ModelConfig& c = *created;  // createModel: its config with every default applied

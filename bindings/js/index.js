@@ -14,6 +14,7 @@ import {
 import { BUNDLED, loadBundled } from './bundled.js';
 import { readAttentionFile } from './attention_file.js';
 import { runAnalysis } from './analysis.js';
+import { ropeExplain } from './rope.js';
 
 // core/parallel.h kMaxThreads
 const MAX_THREADS = 16;
@@ -271,6 +272,9 @@ class AttnScope {
 
   /** AttentionViz's joint query/key map, projected on two principal components. */
   qkMap(args) { return runAnalysis(this.#m, 'qkMap', args); }
+
+  /** RoPE for one q and k (issue 28): rotated vectors, angles m·θᵢ, and the score against the offset m − n. */
+  ropeExplain(args) { return ropeExplain(this.#m, args); }
 
   /** Splits text into word or character tokens with [start, end) UTF-16 offsets. */
   tokenize(text, options = {}) {
