@@ -23,6 +23,7 @@ import './locales/zh-CN.js';
 import { input, example } from './panels/input.js';
 import { embeddings } from './panels/embeddings.js';
 import { positional } from './panels/positional.js';
+import { rope } from './panels/rope.js';
 import { attention } from './panels/attention.js';
 import { causal } from './panels/causal.js';
 import { steps } from './panels/steps.js';
@@ -72,7 +73,7 @@ const compute = createCompute({
   },
 });
 
-const scheduler = createScheduler([input, example, embeddings, positional, attention, causal, steps, model], {
+const scheduler = createScheduler([input, example, embeddings, positional, rope, attention, causal, steps, model], {
   context,
   prepare(ctx) {
     const { trace } = ctx;
@@ -120,6 +121,7 @@ const act = {
   layer: (l, heads) => store.update(heads === undefined ? { layer: l } : { heads, layer: l }),
   heads: (heads) => store.update({ heads }, { frame: true }),
   next: (args) => compute.call('next', args).then((a) => a.value),
+  rope: (args) => compute.call('rope', { args }).then((a) => a.value),
   ...models.act,
 };
 

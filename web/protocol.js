@@ -15,6 +15,7 @@ export const KINDS = Object.freeze({
   next: ['state', 'position', 'ids', 'end', 'topK'], // a causal model's next-token top-k after one position
   generate: ['state', 'maxNewTokens'], // greedy continuation → { text, tokens, ids, stoppedAtEnd }
   heldout: ['name'], // a bundled model's held-out score, measured in the worker
+  rope: ['args'], // as.ropeExplain(args): the RoPE panel's numbers (issue 28)
   crash: [], // a test hook (window.__attnscope.crashWorker): the worker dies of an uncaught error; never sent otherwise
 });
 

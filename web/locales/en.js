@@ -356,3 +356,30 @@ register('en', {
   'checkpoint.needTokenizer': 'tokenizer.json (or vocab.json + merges.txt, or vocab.txt)',
   'checkpoint.progressAria': 'loading the checkpoint',
 });
+
+// --- h28p: RoPE panel, shared K/V heads, sinks ---
+register('en', {
+  'panel.rope': '3b · Rotary position embedding (RoPE)',
+  'rope.fromModel': "This model's RoPE: head_dim {headDim}, θ = {theta}, scaling {type} ×{factor}, {rotary} dims rotate. Sample q and k of one head.",
+  'rope.defaultModel': "This model adds a table instead (panel 3). Shown: Llama 3.2's RoPE: head_dim {headDim}, θ = {theta}, scaling {type} ×{factor}, {rotary} dims rotate. Sample q and k.",
+  'rope.formula': 'Each pair (xᵢ, xᵢ₊ᵣ/₂) turns by the angle position · θᵢ. The score q_m · k_n then depends only on the offset m − n.',
+  'rope.pair': 'θ{i} = {theta}',
+  'rope.angle': 'm·θ = {angle}',
+  'rope.dials': 'q per frequency pair (first {shown} of {half})',
+  'rope.dialsAria': 'q before and after rotation to position {m}, and k at position {n}, one dial per frequency pair',
+  'rope.keyBefore': 'q before',
+  'rope.keyAfter': 'q at m = {m}',
+  'rope.keyK': 'k at n = {n}',
+  'rope.curve': 'Score q·k against the offset m − n ({from} … {to})',
+  'rope.curveAria': 'the score of q and k against their relative offset',
+  'rope.scoreAt': 'q at {m} · k at {n} = {score}.',
+  'rope.scoreMoved': 'Both moved: q at {m} · k at {n} = {score}.',
+  'rope.sameOffset': 'Same offset, same score (relative difference {diff}).',
+  'rope.m': 'query position m',
+  'rope.n': 'key position n',
+  'rope.shift': 'move both by s',
+  'rope.range': 'offsets',
+  'rope.vectors': 'q and k',
+  'rope.sample': 'sample (seeded)',
+  'rope.ones': 'all ones (long-range decay)',
+});

@@ -356,3 +356,30 @@ register('zh-CN', {
   'checkpoint.needTokenizer': 'tokenizer.json（或 vocab.json + merges.txt，或 vocab.txt）',
   'checkpoint.progressAria': '正在加载检查点',
 });
+
+// --- h28p: RoPE panel, shared K/V heads, sinks ---
+register('zh-CN', {
+  'panel.rope': '3b · 旋转位置编码（RoPE）',
+  'rope.fromModel': '本模型的 RoPE：head_dim {headDim}，θ = {theta}，缩放 {type} ×{factor}，旋转 {rotary} 维。示例为某个头的 q 和 k。',
+  'rope.defaultModel': '本模型用的是加上去的位置表（面板 3）。这里展示 Llama 3.2 的 RoPE：head_dim {headDim}，θ = {theta}，缩放 {type} ×{factor}，旋转 {rotary} 维。示例 q 和 k。',
+  'rope.formula': '每一对 (xᵢ, xᵢ₊ᵣ/₂) 旋转 位置 · θᵢ 的角度。于是得分 q_m · k_n 只取决于偏移 m − n。',
+  'rope.pair': 'θ{i} = {theta}',
+  'rope.angle': 'm·θ = {angle}',
+  'rope.dials': '各频率对上的 q（前 {shown} 对，共 {half} 对）',
+  'rope.dialsAria': 'q 旋转到位置 {m} 前后，以及位置 {n} 处的 k，每个频率对一个表盘',
+  'rope.keyBefore': '旋转前的 q',
+  'rope.keyAfter': 'm = {m} 处的 q',
+  'rope.keyK': 'n = {n} 处的 k',
+  'rope.curve': '得分 q·k 随偏移 m − n 的变化（{from} … {to}）',
+  'rope.curveAria': 'q 与 k 的得分随相对偏移的变化',
+  'rope.scoreAt': '位置 {m} 的 q · 位置 {n} 的 k = {score}。',
+  'rope.scoreMoved': '两者一起移动：位置 {m} 的 q · 位置 {n} 的 k = {score}。',
+  'rope.sameOffset': '偏移相同，得分相同（相对差 {diff}）。',
+  'rope.m': '查询位置 m',
+  'rope.n': '键位置 n',
+  'rope.shift': '两者同移 s',
+  'rope.range': '偏移范围',
+  'rope.vectors': 'q 和 k',
+  'rope.sample': '示例（固定种子）',
+  'rope.ones': '全为 1（远距离衰减）',
+});
