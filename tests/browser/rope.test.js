@@ -90,6 +90,37 @@ test("RoPE panel with a loaded Llama-shaped checkpoint: the model's θ and llama
   assert.equal(ropeSettings(cfg).settings.scaling.type, 'llama3');
   assert.equal(await page.locator('#rope-out .rope-dial-fig').count(), 2); // head_dim 4: two pairs
   await shot(page, 'rope-desktop-llama-fixture');
+  // shared K/V heads: the model view's groups and KV cache (4 query heads, 2 K/V heads), the step view's K/V head
+  await page.waitForFunction(() => document.querySelector('[data-name="gqa"]') && document.querySelector('[data-name="kv-head"]'), null, { timeout: 60000 });
+  const gqa = await page.locator('[data-name="gqa"]').textContent();
+  assert.match(gqa, /4 query heads share 2 K\/V heads/);
+  assert.match(gqa, /K\/V head 1: H1 H2/);
+  assert.match(gqa, /K\/V head 2: H3 H4/);
+  // 2 (K, V) × 2 layers × 2 K/V heads × head_dim 4 × 64 tokens × 2 bytes = 4096 B; full MHA twice that
+  assert.match(await page.locator('[data-name="kv-cache"]').textContent(), /64 tokens.*0\.004 MiB.*0\.008 MiB.*2\.0×/);
+  assert.match(await page.locator('[data-name="kv-head"]').textContent(), /H1 reads K\/V head 1 of 2/);
+  // sinks: the model view's sink-share table equals mean_i w[i, 0] of the trace; the switch is marked when on
+  const { mine, cells } = await page.evaluate(() => {
+    const tr = window.__attnscope.trace, n = tr.n, H = tr.numHeads;
+    const w = tr.layers[0].attention.weights;
+    const mine = [...Array(H).keys()].map((h) => { let s = 0; for (let i = 0; i < n; i++) s += w[(h * n + i) * n]; return s / n; });
+    const cells = [...document.querySelectorAll('table[data-metric="sink"] td[data-layer="0"]')].map((td) => Number(td.dataset.value));
+    return { mine, cells };
+  });
+  assert.equal(cells.length, mine.length);
+  cells.forEach((v, i) => assert.ok(Math.abs(v - mine[i]) < 1e-6));
+  assert.equal(await page.locator('[data-name="sink-on"]').count(), 0);
+  await page.locator('#hide-sink').check();
+  await page.waitForSelector('[data-name="sink-on"]');
+  const first = await page.evaluate(() => {
+    const c = document.querySelector('#attention-view canvas[data-kind="attention"]');
+    return c ? c.getAttribute('aria-label') ?? '' : '';
+  });
+  assert.equal(typeof first, 'string');
+  await page.locator('#panel-attention').screenshot({ path: SHOTS ? path.join(SHOTS, 'sink-hidden-desktop.png') : path.join(root, 'build', 'sink.png') });
+  if (SHOTS) await page.locator('#panel-model').screenshot({ path: path.join(SHOTS, 'model-gqa-sink-desktop.png') });
+  await page.locator('#hide-sink').uncheck();
+  await page.waitForFunction(() => !document.querySelector('[data-name="sink-on"]'));
   assert.deepEqual(rec.errors, []);
   await page.close();
 });
