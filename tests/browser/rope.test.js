@@ -124,3 +124,24 @@ test("RoPE panel with a loaded Llama-shaped checkpoint: the model's θ and llama
   assert.deepEqual(rec.errors, []);
   await page.close();
 });
+
+test('phone viewport with the Llama-shaped checkpoint: the K/V groups, the sink table and the sink switch fit (中文)', async () => {
+  const { page, rec } = await open('#lang=zh-CN', { width: 390, height: 844 }, ropeDrawn);
+  await page.selectOption('#model', 'checkpoint');
+  await page.locator('#ckpt-files').setInputFiles(['config.json', 'model.safetensors', 'tokenizer.json'].map((f) => path.join(FIXTURE, f)));
+  await page.waitForFunction(() => document.querySelector('[data-name="gqa"]') && document.querySelector('table[data-metric="sink"]'), null, { timeout: 60000 });
+  assert.match(await page.locator('[data-name="gqa"]').textContent(), /4 个查询头共用 2 个键值头/);
+  await page.locator('#hide-sink').check();
+  await page.waitForSelector('[data-name="sink-on"]');
+  for (const id of ['panel-model', 'panel-attention', 'panel-rope']) {
+    const over = await page.evaluate((i) => document.getElementById(i).scrollWidth - document.getElementById(i).clientWidth, id);
+    assert.ok(over <= 1, `${id} overflows by ${over}px`);
+  }
+  if (SHOTS) {
+    await page.locator('#panel-model').screenshot({ path: path.join(SHOTS, 'model-gqa-sink-phone-zh.png') });
+    await page.locator('#attention-view').screenshot({ path: path.join(SHOTS, 'sink-hidden-phone-zh.png') });
+    await page.locator('#panel-rope').screenshot({ path: path.join(SHOTS, 'rope-phone-zh-llama-fixture.png') });
+  }
+  assert.deepEqual(rec.errors, []);
+  await page.close();
+});
