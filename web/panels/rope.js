@@ -89,7 +89,8 @@ export const rope = {
   box: 'rope-view',
   shows: (ctx) => !ctx.trace.example,
   needs: () => [],
-  key: (ctx) => [ctx.serial, ctx.width['rope-view'], ctx.lang].join('|'),
+  // not the trace's serial: the panel depends on the model's RoPE settings only, so typing asks the worker nothing
+  key: (ctx) => [JSON.stringify(ropeSettings(ctx.trace.config)), ctx.width['rope-view'], ctx.lang].join('|'),
   draw(ctx) {
     last = ctx;
     replace($('rope-view'), controls(ctx), h('div', { id: 'rope-out', 'aria-live': 'polite' }));
