@@ -23,6 +23,7 @@ import './locales/zh-CN.js';
 import { input, example } from './panels/input.js';
 import { embeddings } from './panels/embeddings.js';
 import { positional } from './panels/positional.js';
+import { rope } from './panels/rope.js';
 import { attention } from './panels/attention.js';
 import { causal } from './panels/causal.js';
 import { steps } from './panels/steps.js';
@@ -79,7 +80,7 @@ const compute = createCompute({
 });
 
 // a trace read from an attention file has weights only: the panels that need the model say so (web/panels/file.js)
-const panels = [fileInput(input), example, needsModel(embeddings, 'embeddings'), needsModel(positional, 'positional-view'),
+const panels = [fileInput(input), example, needsModel(embeddings, 'embeddings'), needsModel(positional, 'positional-view'), rope,
   shownLayerHeld(attention), needsModel(causal, 'causal-view'), needsModel(steps, 'steps'), fileModel(model), shownLayerHeld(compare)];
 const scheduler = createScheduler(panels, {
   context,
@@ -136,6 +137,7 @@ const act = {
   layer: (l, heads) => store.update(heads === undefined ? { layer: l } : { heads, layer: l }),
   heads: (heads) => store.update({ heads }, { frame: true }),
   next: (args) => compute.call('next', args).then((a) => a.value),
+  rope: (args) => compute.call('rope', { args }).then((a) => a.value),
   ...models.act,
 };
 

@@ -79,6 +79,7 @@ export function createControls(store, about) {
     }
     $('agg').addEventListener('change', () => store.update({ agg: $('agg').value }));
     $('merge-words').addEventListener('change', () => store.update({ words: $('merge-words').checked }));
+    $('hide-sink').addEventListener('change', () => store.update({ nosink: $('hide-sink').checked }));
     for (const id of ['thr', 'topk', ...FAMILY_IDS]) {
       $(id).addEventListener('input', () => {
         const v = numberIn(id);

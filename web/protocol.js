@@ -18,6 +18,7 @@ export const KINDS = Object.freeze({
   heldout: ['name'], // a bundled model's held-out score, measured in the worker
   inside: ['state', 'op', 'args'], // looking inside (web/inside-work.js): lens, ablate, sweep, patch → its result
   cancel: ['target'], // stop the request with id `target` (a checkpoint load or an inside sweep: it rejects with an AbortError); no answer
+  rope: ['args'], // as.ropeExplain(args): the RoPE panel's numbers (issue 28)
   crash: [], // a test hook (window.__attnscope.crashWorker): the worker dies of an uncaught error; never sent otherwise
 });
 

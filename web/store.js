@@ -35,7 +35,7 @@ export const TRIGGERS = Object.freeze({
   layer: ['link', 'redraw', 'refetch'],
   heads: ['link-soon', 'redraw'],
   token: ['link-soon', 'redraw'],
-  agg: REDRAW, thr: REDRAW, topk: REDRAW,
+  agg: REDRAW, thr: REDRAW, topk: REDRAW, nosink: REDRAW,
   words: ['redraw'], // not in the link
   adNq: ADDITIVE, adNk: ADDITIVE, adHidden: ADDITIVE, adValid: ADDITIVE, adSeed: ADDITIVE,
   adQ: ['link', 'family-view:additive'],
@@ -50,7 +50,7 @@ const NEW_MODEL = ['mode', 'numHeads', 'attention', 'model'];
 export function createStore(hash) {
   const state = parse(hash);
   if (state.model === 'checkpoint' || state.model === 'file') state.model = 'random'; // nor an attention file
-  const view = { words: false }; // merge sub-words into words (attention panel, model view)
+  const view = { words: false, nosink: false }; // words: merge sub-words into words (attention panel, model view); nosink: hide the first token's weight (web/sinks.js)
   const data = {
     trace: null, // the newest trace drawn
     traceState: null, // the state it was computed for

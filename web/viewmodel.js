@@ -2,6 +2,7 @@
 // draw, computed from a trace and the state. The trace merged into words, the attention panel's aggregate map and
 // filtered weights, the model view's sections with per-head metrics, what a trace holds, a trace as plain JSON.
 // The aggregates themselves are web/aggregates.js's.
+import { headSink } from './sinks.js';
 import {
   meanOverHeads, maxOverHeads, rollout, headEntropy, headDistance, filterLinks, mergeWords, wordGroups,
 } from './aggregates.js';
@@ -116,6 +117,7 @@ export function modelSections(trace, titles) {
     key, title, weights, H, n: rows, m: cols, open,
     entropy: weights.map((w) => perHead(headEntropy, w, H, rows, cols)),
     distance: rows === cols && key !== 'cross' ? weights.map((w) => perHead(headDistance, w, H, rows, cols)) : null,
+    sink: weights.map((w) => perHead(headSink, w, H, rows, cols)), // share of each head's weight on the first key
   });
   const sections = [];
   const src = trace.source;

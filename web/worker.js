@@ -51,6 +51,7 @@ const WORK = {
   next: (p, r) => p.nextAt(r.state, r.position, r.ids, r.end, r.topK),
   generate: (p, r) => p.generate(r.state, r.maxNewTokens),
   inside: (p, r, onProgress, signal) => insideWork(p, r.state, r.op, r.args, onProgress, signal),
+  rope: (p, r) => p.as.ropeExplain(r.args),
   crash: () => new Promise(() => {
     // an uncaught error, as a crash gives: the page restarts the worker (web/compute.js); never answered
     setTimeout(() => { throw new Error('the compute worker was made to crash (test hook)'); });

@@ -6,28 +6,20 @@
 #include <emscripten/val.h>
 
 #include <algorithm>
+#include <string>
 
 #include "model/description.h"
 #include "model/model_config.h"
+#include "ops/rope.h"
 
 namespace attnscope::bindings {
-
-inline const char* rope_type_name(ops::RopeType t) {
-  switch (t) {
-    case ops::RopeType::kLinear: return "linear";
-    case ops::RopeType::kDynamic: return "dynamic";
-    case ops::RopeType::kLlama3: return "llama3";
-    case ops::RopeType::kYarn: return "yarn";
-    case ops::RopeType::kDefault: break;
-  }
-  return "default";
-}
 
 inline const char* norm_name(model::NormKind k) {
   return k == model::NormKind::kLayerNorm ? "layernorm" : k == model::NormKind::kRms ? "rmsnorm" : "rmsnorm1p";
 }
 
-// { numKeyValueHeads, headDim, norm, gated, rope: { theta, type, factor, rotaryDim } | null, slidingWindow,
+// { numKeyValueHeads, headDim, norm, gated, rope: { theta, type, factor, rotaryDim, maxPositions, lowFreqFactor,
+//   highFreqFactor, originalMaxPositions, attentionFactor, betaFast, betaSlow } | null, slidingWindow,
 //   globalLayers (layers without a window), attnSoftcap, finalSoftcap, qkNorm } of the main stack's first block.
 inline void set_layout(emscripten::val& o, const model::ModelDescription& m) {
   using emscripten::val;
@@ -38,12 +30,20 @@ inline void set_layout(emscripten::val& o, const model::ModelDescription& m) {
   o.set("headDim", val(head_dim));
   o.set("norm", val(norm_name(b.norm)));
   o.set("gated", val(b.ff.gated));
-  if (b.attn.rope) {
+  if (b.attn.rope) {  // every setting of the RoPE tables, which the page's RoPE panel passes to as.ropeExplain
+    const ops::RopeSpec& s = b.attn.rope_spec;
     val r = val::object();
-    r.set("theta", val(b.attn.rope_spec.theta));
-    r.set("type", val(rope_type_name(b.attn.rope_spec.type)));
-    r.set("factor", val(b.attn.rope_spec.factor));
-    r.set("rotaryDim", val(b.attn.rope_spec.rotary_dim));
+    r.set("theta", val(s.theta));
+    r.set("type", val(std::string(ops::rope_type_name(s.type))));
+    r.set("factor", val(s.factor));
+    r.set("rotaryDim", val(s.rotary_dim));
+    r.set("maxPositions", val(s.max_positions));
+    r.set("lowFreqFactor", val(s.low_freq_factor));
+    r.set("highFreqFactor", val(s.high_freq_factor));
+    r.set("originalMaxPositions", val(s.original_max_positions));
+    r.set("attentionFactor", val(s.attention_factor));
+    r.set("betaFast", val(s.beta_fast));
+    r.set("betaSlow", val(s.beta_slow));
     o.set("rope", r);
   } else {
     o.set("rope", val::null());

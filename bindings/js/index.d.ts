@@ -473,6 +473,47 @@ export interface LogitAttribution {
   logit: number;
   /** the final norm's scale, frozen: sqrt(var + eps) (LayerNorm) or rms (RMSNorm) of the last residual; 1 without */
   scale: number;
+
+/** ropeExplain's arguments: a model's RoPE settings (config.json's names in camelCase), one q and one k. */
+export interface RopeExplainArgs {
+  /** values per head; the first int(headDim · partialRotaryFactor) rotate, in pairs (i, i + r/2) (rotate_half) */
+  headDim: number;
+  /** rope_theta (default 10000) */
+  theta?: number;
+  /** partial_rotary_factor in (0, 1] (default 1) */
+  partialRotaryFactor?: number;
+  /** max_position_embeddings: needed by 'dynamic' and 'yarn' */
+  maxPositions?: number;
+  /** rope_scaling; absent = 'default' */
+  scaling?: {
+    type?: 'default' | 'linear' | 'dynamic' | 'llama3' | 'yarn';
+    factor?: number; lowFreqFactor?: number; highFreqFactor?: number; originalMaxPositions?: number;
+    attentionFactor?: number; betaFast?: number; betaSlow?: number;
+  };
+  /** [headDim] each: a query and a key before rotation */
+  q: Tensor; k: Tensor;
+  /** the query's and the key's positions (>= 0) */
+  m: number; n: number;
+  /** the offsets m − n of `curve`, from <= to (default 0, 0; at most 65,536 points) */
+  from?: number; to?: number;
+}
+
+/** ropeExplain's result. */
+export interface RopeExplain {
+  rotaryDim: number;
+  /** [rotaryDim/2] the inverse frequencies θᵢ after scaling (Hugging Face's modeling_rope_utils) */
+  invFreq: Float64Array;
+  /** yarn's cos/sin factor; 1 otherwise */
+  attentionScaling: number;
+  /** [headDim] R(m)·q and R(n)·k, as a model run rotates them (float32) */
+  qRotated: Float32Array; kRotated: Float32Array;
+  /** [rotaryDim/2] the angles m·θᵢ and n·θᵢ (radians) */
+  angleQ: Float64Array; angleK: Float64Array;
+  /** (R(m)q)·(R(n)k) in float64, before the 1/√d scale */
+  score: number;
+  from: number; to: number;
+  /** [to − from + 1]: the score with the key at p = max(0, −from) and the query at p + offset (float64) */
+  curve: Float64Array;
 }
 
 export interface AttnScope {
@@ -674,6 +715,14 @@ export interface AttnScope {
    * left out. Pre-norm models only (a post-norm block's output is normalised again: an error says so).
    */
   logitAttribution(model: Model, text: string, token: TokenChoice): LogitAttribution;
+
+   * RoPE for one query and one key (issue 28, the page's RoPE panel), from the same frequency tables and rotation a
+   * model run uses: q and k rotated to positions m and n, the angles per pair, and the score against the relative
+   * offset m − n (which is all it depends on: R(m)ᵀR(n) = R(n − m)). Dynamic NTK takes its frequencies for a
+   * sequence holding every position used.
+   * @example as.ropeExplain({ headDim: 64, theta: 500000, scaling: { type: 'llama3', factor: 32, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositions: 8192 }, q, k, m: 5, n: 2, from: -64, to: 64 }).curve
+   */
+  ropeExplain(args: RopeExplainArgs): RopeExplain;
 
   /**
    * word: runs of Unicode letters/digits are tokens, every other non-space character is its own token;

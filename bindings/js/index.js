@@ -15,6 +15,7 @@ import { BUNDLED, loadBundled } from './bundled.js';
 import { readAttentionFile, openAttentionFile } from './attention_file.js';
 import { runAnalysis } from './analysis.js';
 import * as inside from './inside.js';
+import { ropeExplain } from './rope.js';
 
 // core/parallel.h kMaxThreads
 const MAX_THREADS = 16;
@@ -284,6 +285,9 @@ class AttnScope {
 
   /** Direct logit attribution per head at the last position toward a token (bindings/js/inside.js). */
   logitAttribution(model, text, token) { return inside.logitAttribution(this.#m, model, text, token); }
+
+  /** RoPE for one q and k (issue 28): rotated vectors, angles m·θᵢ, and the score against the offset m − n. */
+  ropeExplain(args) { return ropeExplain(this.#m, args); }
 
   /** Splits text into word or character tokens with [start, end) UTF-16 offsets. */
   tokenize(text, options = {}) {

@@ -55,7 +55,26 @@ double yarn(const RopeSpec& s, std::vector<double>& inv) {
   return s.attention_factor > 0.0 ? s.attention_factor : 0.1 * std::log(s.factor) + 1.0;
 }
 
+// One pair (a, b) = (x[i], x[i + r/2]) rotated by the angle whose cos and sin (× attention factor) are c and s.
+template <class T>
+void rotate_pair(T& a, T& b, double c, double s) {
+  const double x = a, y = b;
+  a = static_cast<T>(x * c - y * s);
+  b = static_cast<T>(y * c + x * s);
+}
+
 }  // namespace
+
+const char* rope_type_name(RopeType t) {
+  switch (t) {
+    case RopeType::kDefault: return "default";
+    case RopeType::kLinear: return "linear";
+    case RopeType::kDynamic: return "dynamic";
+    case RopeType::kLlama3: return "llama3";
+    case RopeType::kYarn: return "yarn";
+  }
+  return "default";
+}
 
 RopeFrequencies rope_frequencies(const RopeSpec& s, int seq_len) {
   RopeFrequencies f;
@@ -97,11 +116,17 @@ void apply_rope(std::span<float> x, int n, int heads, int head_dim, int first_po
       const double c = std::cos(angle) * f.attention_scaling, s = std::sin(angle) * f.attention_scaling;
       for (int h = 0; h < heads; ++h) {
         float* v = x.data() + (static_cast<std::size_t>(i) * static_cast<std::size_t>(heads) + static_cast<std::size_t>(h)) * hd;
-        const double a = v[j], b = v[j + half];
-        v[j] = static_cast<float>(a * c - b * s);
-        v[j + half] = static_cast<float>(b * c + a * s);
+        rotate_pair(v[j], v[j + half], c, s);
       }
     }
+  }
+}
+
+void apply_rope(std::span<double> v, double position, const RopeFrequencies& f) {
+  const std::size_t half = f.inv_freq.size();
+  for (std::size_t j = 0; j < half; ++j) {
+    const double angle = position * f.inv_freq[j];
+    rotate_pair(v[j], v[j + half], std::cos(angle) * f.attention_scaling, std::sin(angle) * f.attention_scaling);
   }
 }
 

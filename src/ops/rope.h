@@ -22,6 +22,11 @@ enum class RopeType {
   kYarn,     // _compute_yarn_parameters: ramp between interpolated and extrapolated, cos/sin × attention factor
 };
 
+// rope_type's name in config.json: "default", "linear", "dynamic", "llama3", "yarn".
+const char* rope_type_name(RopeType t);
+inline constexpr RopeType kRopeTypes[] = {RopeType::kDefault, RopeType::kLinear, RopeType::kDynamic, RopeType::kLlama3,
+                                          RopeType::kYarn};
+
 struct RopeSpec {
   double theta = 10000.0;  // rope_theta (Gemma 3's sliding layers: rope_local_base_freq)
   int rotary_dim = 0;      // int(head_dim · partial_rotary_factor), even
@@ -45,5 +50,9 @@ RopeFrequencies rope_frequencies(const RopeSpec& s, int seq_len);
 
 // Rotates x [n, heads · head_dim] in place, row i at position first_position + i.
 void apply_rope(std::span<float> x, int n, int heads, int head_dim, int first_position, const RopeFrequencies& f);
+
+// Rotates one vector v [head_dim] in float64 at `position`: the same pairs, angles and attention factor as
+// apply_rope (attention/rope_explain.h draws it).
+void apply_rope(std::span<double> v, double position, const RopeFrequencies& f);
 
 }  // namespace attnscope::ops

@@ -10,8 +10,9 @@ import './locales/zh-CN.js';
 import { tryBox } from './ui.js';
 import { STEPS_A } from './steps-a.js';
 import { STEPS_B } from './steps-b.js';
+import { STEPS_C } from './steps-c.js';
 
-const STEPS = [...STEPS_A, ...STEPS_B];
+const STEPS = [...STEPS_A, ...STEPS_B, ...STEPS_C];
 const STORE = 'attnscope.learn.v1';
 const $ = (id) => document.getElementById(id);
 

@@ -1,7 +1,9 @@
 // Panel 4: attention — the aggregate map (mean / max over heads, rollout) and the per-head maps and lines of the
 // shown layer, weak links hidden by the threshold / top-k filter. Redrawn when what it shows changes; a click on a
 // token only moves the selected row, a head toggle changes the maps in place (its key follows: keep).
-import { $, replace } from '../dom.js';
+import { $, h, replace } from '../dom.js';
+import { t } from '../i18n.js';
+import { sinkHiddenTrace } from '../sinks.js';
 import { selectedHeads, headsString } from '../state.js';
 import { attentionView } from '../views/attention.js';
 import { aggregateView } from '../views/modelview.js';
@@ -21,14 +23,15 @@ export const attention = {
   needs: (ctx) => (ctx.view.words || ctx.state.agg === 'rollout' ? ['all', 'layer'] : ['layer']),
   key: (ctx) => {
     const s = ctx.state;
-    return [ctx.serial, ctx.view.words, ctx.width['attention-view'], s.layer, selectedHeads(s, ctx.trace.numHeads).join(','), s.agg, s.thr, s.topk, ctx.lang].join('|');
+    return [ctx.serial, ctx.view.words, ctx.width['attention-view'], s.layer, selectedHeads(s, ctx.trace.numHeads).join(','), s.agg, s.thr, s.topk, ctx.view.nosink, ctx.lang].join('|');
   },
   update: (ctx) => selectRows('#attention-view canvas[data-kind="attention"], #aggregate-view canvas[data-kind="aggregate"]', shownToken(shownTrace(ctx), ctx.state.token)),
   draw(ctx) {
     const { state: s, act } = ctx;
     const width = ctx.width['attention-view'];
-    const tr = shownTrace(ctx);
-    const layer = shownLayer(tr, s.layer);
+    const raw = shownTrace(ctx);
+    const layer = shownLayer(raw, s.layer);
+    const tr = ctx.view.nosink && raw.n > 1 ? sinkHiddenTrace(raw, layer) : raw; // a view only: exports read the raw trace
     const agg = aggregateMap(tr, layer, s.agg);
     if (agg) {
       const f = filterLinks(agg, tr.n, tr.n, { threshold: s.thr, topK: s.topk });
@@ -50,6 +53,7 @@ export const attention = {
       },
       onSelect: (i) => act.select(firstPiece(shown, i)),
     }));
+    if (tr.sinkHidden) $('attention-view').prepend(h('p', { class: 'sink-on', role: 'status', dataset: { name: 'sink-on' }, text: t('sink.on') }));
     attention.update(ctx);
     return null;
   },

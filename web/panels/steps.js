@@ -4,6 +4,9 @@ import { $, replace } from '../dom.js';
 import { selectedHeads } from '../state.js';
 import { stepsViewSliced } from '../views/steps.js';
 import { shownLayer } from '../viewmodel.js';
+import { h } from '../dom.js';
+import { t } from '../i18n.js';
+import { kvHeadOf } from '../sinks.js';
 
 export const steps = {
   id: 'panel-steps',
@@ -20,6 +23,8 @@ export const steps = {
       width: ctx.width.steps, onSelect: ctx.act.select,
     });
     replace($('steps'), v.el);
+    const kv = trace.config?.numKeyValueHeads, H = trace.numHeads, hd = selectedHeads(s, H)[0];
+    if (kv && kv < H) $('steps').prepend(h('p', { class: 'note', dataset: { name: 'kv-head' }, text: t('gqa.step', { h: hd + 1, g: kvHeadOf(hd, H, kv) + 1, kv, n: H / kv }) }));
     const more = () => (v.more(12) ? more : null);
     return more();
   },

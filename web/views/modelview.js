@@ -28,7 +28,8 @@ export function modelView(o) {
     if (o.sections.length > 1) body.append(h('h3', { class: 'sub-title', text: sec.title }));
     const fig = grid(sec, o, o.sections.length === 1);
     const tables = [metricTable(sec, 'entropy', t('model.entropyTitle', { m: sec.m, uniform: fmt(Math.log(sec.m), 2) }), sec.entropy, 3, o),
-      sec.distance ? metricTable(sec, 'distance', t('model.distanceTitle'), sec.distance, 2, o) : null];
+      sec.distance ? metricTable(sec, 'distance', t('model.distanceTitle'), sec.distance, 2, o) : null,
+      sec.sink ? metricTable(sec, 'sink', t('sink.title'), sec.sink, 3, o) : null];
     parts.push(fig, ...tables.filter(Boolean));
     body.append(fig, h('div', { class: 'example-results' }, tables));
   }
