@@ -67,7 +67,7 @@ function checkSummary(s, w, H, n, what) {
   return worst;
 }
 
-for (const name of ['english']) {
+for (const name of ['english', 'english-rope']) {
   test(`run heads/summaries: ${name}'s tiled run equals the materialised one; summaries equal float64 sums`, async (t) => {
     const model = await as.loadBundled(name);
     try {
