@@ -55,16 +55,23 @@ def text_loss(model, tok, texts):
     return total / count
 
 
+def traced_decoder(model, ids):
+    """(logits [n, V], [w [H, n, n] per layer]) of one teacher-forced run (common.traced's decoder side)."""
+    logits, tr = C.traced(model, ids)
+    return logits, tr["decoder"]
+
+
 @torch.no_grad()
-def head_scores(model, tok, texts, score):
-    """score(text, ids, weights [H, n, n]) -> [H] tensor; averaged over texts per layer -> [L][H] floats."""
+def head_scores(model, tok, texts, score, trace=traced_decoder):
+    """score(text, ids, weights [H, n, n]) -> [H] tensor; averaged over texts per layer -> [L][H] floats.
+    trace(model, ids) -> (logits, per-layer weights), for models other than common.Transformer."""
     L, H = len(model.decoder), model.h
     acc = torch.zeros(L, H)
     for t in texts:
         ids = tok.encode(t)[:model.max_positions]
-        _, tr = C.traced(model, ids)
+        _, ws = trace(model, ids)
         for layer in range(L):
-            acc[layer] += score(t, ids, tr["decoder"][layer])
+            acc[layer] += score(t, ids, ws[layer])
     return (acc / len(texts)).tolist()
 
 
@@ -129,7 +136,7 @@ def induction(text, ids, w):
     return torch.stack([w[:, i, i - half + 1] for i in range(half, len(ids) - 1)], 1).mean(1)
 
 
-def write_reference(model, tok, out, name, prompts, max_new=40):
+def write_reference(model, tok, out, name, prompts, max_new=40, trace=traced_decoder):
     cases = []
     for k, prompt in enumerate(prompts):
         ids = tok.encode(prompt)
@@ -137,8 +144,8 @@ def write_reference(model, tok, out, name, prompts, max_new=40):
         case = {"input": prompt, "inputIds": ids, "output": tok.decode(new), "outputIds": new,
                 "maxNewTokens": max_new}
         if k == 0:
-            logits, tr = C.traced(model, ids)
-            case["teacherForced"] = {"ids": ids, "selfAttention": [C.flat(w) for w in tr["decoder"]],
+            logits, ws = trace(model, ids)
+            case["teacherForced"] = {"ids": ids, "selfAttention": [C.flat(w) for w in ws],
                                      "lastLogits": C.flat(logits[-1])}
         cases.append(case)
     C.write_json(out + "/reference.json", {

@@ -7,7 +7,8 @@ attnscope's semantics, reading only config.json + model.safetensors (no torch, n
 
 Transformers ('encoder-decoder', 'decoder'): char tokenizer, x = E[ids] * embeddingScale + positions
 (interleaved sinusoidal or the learned table), post-/pre-norm layers as torch.nn.Transformer*Layer with W in
-[in, out] layout, causal self-attention on the decoder side, optional final norms, lm_head or tied head.
+[in, out] layout, causal self-attention on the decoder side, optional final norms, lm_head or tied head; or
+(norm 'rms') Llama-style decoder blocks: RMSNorm, RoPE, grouped K/V heads, SwiGLU (llama_decoder).
 'gru-bahdanau': d2l's GRU encoder-decoder with additive attention (gate order r, z, n).
 For each reference case: greedy output ids must match exactly; for the teacher-forced case every attention
 weight within 2e-5 and the last logits within 1e-4 abs + 1e-4 rel. Also checks that heldout.json exists and
@@ -95,8 +96,54 @@ def positions(cfg, W, n):
     return pe
 
 
+def rms_norm(x, w, eps):
+    """LlamaRMSNorm: x / sqrt(mean(x^2) + eps) * w."""
+    return x / np.sqrt((x ** 2).mean(-1, keepdims=True) + eps) * w
+
+
+def rope(x, theta):
+    """x [H, n, hd] rotated as transformers' apply_rotary_pos_emb (rotate_half pairing (i, i + hd/2), default
+    rope type: inv_freq = theta^(-2j/hd))."""
+    hd = x.shape[-1]
+    inv = theta ** (-np.arange(0, hd, 2) / hd)
+    ang = np.arange(x.shape[1])[:, None] * inv[None, :]
+    cos, sin = np.cos(np.concatenate([ang, ang], -1)), np.sin(np.concatenate([ang, ang], -1))
+    rot = np.concatenate([-x[..., hd // 2:], x[..., :hd // 2]], -1)
+    return x * cos + rot * sin
+
+
+def llama_decoder(cfg, W, tgt):
+    """Llama-style bundles (norm 'rms', positional 'rope', activation 'silu' + gated, numKVHeads, bias false):
+    LlamaDecoderLayer in float64 — pre-RMSNorm, RoPE on q and k, query head h reads K/V head h // (H / KV)
+    (repeat_kv), causal softmax, SwiGLU down(silu(gate(x)) * up(x)) with linear1 = gate, linear3 = up."""
+    eps, H, KV, theta = cfg["eps"], cfg["numHeads"], cfg.get("numKVHeads", cfg["numHeads"]), cfg.get("ropeTheta", 1e4)
+    assert cfg["positional"] == "rope" and cfg["activation"] == "silu" and cfg.get("gated") and not cfg.get("bias", True)
+    x = W["embedding.weight"][tgt] * cfg["embeddingScale"]
+    n, d = x.shape
+    hd = d // H
+    weights = []
+    for i in range(cfg["numLayers"]):
+        p = "decoder.layers.%d." % i
+        h = rms_norm(x, W[p + "norm1.weight"], eps)
+        q = (h @ W[p + "self_attn.wq"]).reshape(n, H, hd).transpose(1, 0, 2)
+        k = (h @ W[p + "self_attn.wk"]).reshape(n, KV, hd).transpose(1, 0, 2)
+        v = (h @ W[p + "self_attn.wv"]).reshape(n, KV, hd).transpose(1, 0, 2)
+        q, k = rope(q, theta), rope(k, theta)
+        k, v = np.repeat(k, H // KV, 0), np.repeat(v, H // KV, 0)
+        w = softmax(q @ k.transpose(0, 2, 1) / math.sqrt(hd) + np.triu(np.full((n, n), -np.inf), 1))
+        weights.append(w)
+        x = x + (w @ v).transpose(1, 0, 2).reshape(n, d) @ W[p + "self_attn.wo"]
+        h = rms_norm(x, W[p + "norm2.weight"], eps)
+        g = h @ W[p + "linear1.weight"]
+        x = x + (g / (1 + np.exp(-g)) * (h @ W[p + "linear3.weight"])) @ W[p + "linear2.weight"]
+    y = rms_norm(x, W["decoder.norm.weight"], eps)
+    return y @ W["embedding.weight"].T, {"encoder": [], "decoder": weights, "cross": []}
+
+
 def transformer(cfg, W, tgt, src=None):
     """-> (logits [n, V], {"encoder": [...], "decoder": [...], "cross": [...]} attention weights)."""
+    if cfg.get("norm") == "rms":
+        return llama_decoder(cfg, W, tgt)
     eps, H, pre, kind = cfg["eps"], cfg["numHeads"], cfg["normFirst"], cfg["activation"]
     emb = lambda ids: W["embedding.weight"][ids] * cfg["embeddingScale"] + positions(cfg, W, len(ids))
     tr = {"encoder": [], "decoder": [], "cross": []}

@@ -5,8 +5,8 @@ and the definition). Reads only models/<name>/{config.json, model.safetensors, h
 check_export.py's independent float64 NumPy forward, so tests/js/heads.test.js can recompute every number through
 attnscope on exactly the same inputs.
 
-    /usr/bin/python3 training/label_heads.py [model name ...]     (default: english, reverse, dates,
-                                                                   chinese-poems)
+    /usr/bin/python3 training/label_heads.py [model name ...]     (default: english, english-rope, reverse,
+                                                                   dates, chinese-poems)
 
 Measures (weights w[h, query, key] of one teacher-forced run per text; "uniform" = what a head attending evenly
 over the keys it may see would score on the same pairs):
@@ -15,6 +15,8 @@ over the keys it may see would score on the same pairs):
                punctuation    the same for the characters of PUNCTUATION
                induction      on heldout.json's induction strings r + r: mean w[i, i - len(r) + 1] over the
                               second-copy positions i (the key after the earlier occurrence of the current token)
+  english-rope the same four, and
+               firstToken     mean w[i, 0] over the queries i >= 1 of heldout.json's texts (the attention sink)
   reverse      copy           prompt + target teacher-forced; for the query predicting output digit k, the weight
                               on the prompt digit it copies (the k-th from the end); copyArgmax: share of those
                               queries whose row maximum is that digit
@@ -44,7 +46,8 @@ LABEL_RATIO, MIN_EXCESS = 3.0, 0.1
 PUNCTUATION = ",;:.()'\"-"
 LABELS = {"previousToken": "previous token", "space": "spaces", "punctuation": "punctuation",
           "induction": "induction", "copy": "copies the digit to write", "field": "source field being written",
-          "previousLine": "same position of the previous line", "sameOffset": "same offset of the previous line"}
+          "previousLine": "same position of the previous line", "sameOffset": "same offset of the previous line",
+          "firstToken": "first token (sink)"}
 
 
 def load(name):
@@ -103,6 +106,21 @@ def english_like(cfg, W, held, enc):
         "induction": ind.result("on heldout.json's induction strings r + r: mean weight of second-copy query i on "
                                 "key i - len(r) + 1"),
     }
+
+
+def english_rope(cfg, W, held, enc):
+    """english's measures, and the attention sink: a RoPE model has no position table, and its heads may park
+    their weight on the first character."""
+    L, H = cfg["numLayers"], cfg["numHeads"]
+    first = Measure(L, H)
+    for t in held["texts"]:
+        ids = enc(t)[:cfg["maxPositions"]]
+        _, tr = X.transformer(cfg, W, ids)
+        for i in range(1, len(ids)):
+            first.add([w[:, i, 0] for w in tr["decoder"]], 1.0 / (i + 1))
+    return dict(english_like(cfg, W, held, enc),
+                firstToken=first.result("mean weight of query i >= 1 on key 0, the first character (the attention "
+                                        "sink; heldout.json texts)"))
 
 
 def reverse(cfg, W, held, enc):
@@ -185,7 +203,8 @@ def chinese(cfg, W, held, enc):
                                       + where)}
 
 
-MEASURES = {"english": english_like, "reverse": reverse, "dates": dates, "chinese-poems": chinese}
+MEASURES = {"english": english_like, "english-rope": english_rope, "reverse": reverse, "dates": dates,
+            "chinese-poems": chinese}
 ATTENTION = {"dates": "cross"}
 LABELLED = {"copyArgmax"}  # reported, not a label of its own
 

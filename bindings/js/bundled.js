@@ -44,6 +44,12 @@ export const BUNDLED = Object.freeze([
     description: "A small character-level language model trained on WordNet's dictionary glosses ('a tightly knit group ...'). Its heads mostly look at the last few characters: several put about a third of their weight on the previous character (L2 H3 the most, counting from 1), which is how it spells words; L2 H1 looks at the spaces, i.e. where the current word began, and L3 H1 at punctuation. Try a random string typed twice, e.g. 'xqzvjk xqzvjk': this model is too small and briefly trained to have formed induction heads, so the second copy does not look back at the first one (induction scores stay near 0.01).",
   },
   {
+    name: 'english-rope',
+    task: 'English character-level language model (Llama-style blocks)',
+    architecture: 'decoder',
+    description: "The same small character-level language model task as 'english' (WordNet's dictionary glosses, same corpus, steps and context), built like today's LLMs: RMSNorm, rotary position embeddings (no position table: a head's score depends on the offset between query and key), a SwiGLU feed-forward and 4 query heads that share 2 key/value heads (grouped-query attention: heads 1-2 read K/V head 1, heads 3-4 K/V head 2). Compare its heads with english's on the same text.",
+  },
+  {
     name: 'chinese-poems',
     task: 'Chinese character-level language model',
     architecture: 'decoder',

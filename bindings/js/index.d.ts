@@ -189,7 +189,31 @@ export interface AttentionTrace {
   rowMax?: Float32Array; rowSum?: Float32Array;
   /** trace 'full': the factor applied to q·k (float32 1/√headDim; 1 for a 'simple' layer). */
   scale?: number;
+  /** run option summaries (self-attention only): computed in the core from every head, whether or not its map is kept */
+  summary?: HeadSummary;
 }
+
+/**
+ * Run option `summaries`: one layer's self-attention per head, without keeping its [n, n] weights. Means are over
+ * the text's rows i < nReal; w the head's weights.
+ */
+export interface HeadSummary {
+  /** [numHeads] mean over rows of −Σ_j w_ij ln w_ij (nats; 0 for an all-zero row, e.g. an ablated head) */
+  entropy: Float32Array;
+  /** [numHeads] mean over rows of Σ_j w_ij |i − j| (mean attention distance, in tokens) */
+  distance: Float32Array;
+  /** [numHeads] mean over rows of w_i0: the share of weight on the first token (the attention sink; BOS when the tokenizer adds one) */
+  sink: Float32Array;
+  /** keys kept per row */
+  topK: number;
+  /** [numHeads, nReal, topK]: each row's heaviest keys, descending, ties to the smaller id; −1 where a row has fewer non-zero weights */
+  topIds: Int32Array;
+  /** [numHeads, nReal, topK]: their weights (0 where topIds is −1) */
+  topWeights: Float32Array;
+}
+
+/** Run option `heads` (a list): one requested self-attention map. */
+export interface HeadMap { layer: number; head: number; /** [n, n] query-major */ weights: Float32Array }
 
 /**
  * One layer. The [n, dModel] residual/norm tensors come with trace 'full' (not for 'simple' layers).
@@ -248,6 +272,8 @@ export interface ModelRun extends SideTrace {
   positionalTable?: Float32Array; positionalRows?: number;
   /** run option logProbs: [n − 1] ln p(token i+1 | tokens 0..i); −mean is Hugging Face's labels=input_ids loss */
   logProbs?: Float32Array;
+  /** run option heads (a list): the maps asked for, in that order */
+  heads?: HeadMap[];
 }
 
 export interface RunOptions {
@@ -278,6 +304,16 @@ export interface RunOptions {
   }[];
   /** the logit lens: every layers[i].lens holds the top-k (k = lens) at every position; needs a language-model head */
   lens?: number;
+  /**
+   * Which self-attention maps of the main side are computed. 'all' (default): as `trace` says. 'none' or a list:
+   * the layers not in `full` run a tiled, online-softmax attention that never holds an [n, n] matrix (memory grows
+   * with n × layers, not n² × layers × heads); no layer keeps `attention.weights`, and the listed maps alone come
+   * back in `heads` of the result. Needs `trace: 'none'` (its default then); out-of-range pairs are a RangeError
+   * naming `heads`. Outputs equal the materialised path's within float32 rounding (1e-5 of the values' scale).
+   */
+  heads?: 'all' | 'none' | { layer: number; head: number }[];
+  /** per-head summaries of every self-attention layer in `attention.summary` (true: topK 5 keys per row) */
+  summaries?: boolean | { topK?: number };
 }
 
 export interface Generation { text: string; ids: Int32Array; tokens: string[]; stoppedAtEnd: boolean }

@@ -95,6 +95,26 @@ const headList = () => scalar((fn, name, v) => {
   return means.some((m) => m !== null) ? { heads: out, means } : out;
 });
 
+// Run option `heads`: 'all' | 'none' | [{ layer, head }, …] -> { heads: 'all' | 'none' | 'list', headList }.
+const headsOption = () => (fn, name, v) => {
+  if (v === undefined) return undefined;
+  if (v === 'all' || v === 'none') return v;
+  if (typeof v === 'string') fail('RangeError', `${fn}: ${name} (${JSON.stringify(v)}) must be 'all', 'none' or an array of { layer, head }`);
+  if (!Array.isArray(v)) fail('TypeError', `${fn}: ${name} must be 'all', 'none' or an array of { layer, head }, got ${typeName(v)}`);
+  return { list: headList()(fn, name, v) };
+};
+
+// Run option `summaries`: true | false | { topK } -> the top-k per row (a number), or undefined when off.
+const summariesOption = () => (fn, name, v) => {
+  if (v === undefined || v === false) return undefined;
+  if (v === true) return 5;
+  if (!isPlainObject(v)) fail('TypeError', `${fn}: ${name} must be a boolean or { topK }, got ${typeName(v)}`);
+  for (const key of Object.keys(v)) {
+    if (key !== 'topK') fail('TypeError', `${fn}: unknown option '${name}.${key}'`);
+  }
+  return v.topK === undefined ? 5 : whole(0)(fn, `${name}.topK`, v.topK);
+};
+
 const seed = () => scalar((fn, name, v) => {
   if (v === undefined) return undefined;
   if (typeof v !== 'number') fail('TypeError', `${fn}: ${name} must be a number, got ${typeName(v)}`);
@@ -165,6 +185,8 @@ const RUN_OPTIONS = {
   logProbs: bool(),
   ablate: headList(),
   lens: whole(),
+  heads: headsOption(),
+  summaries: summariesOption(),
 };
 const GENERATE_OPTIONS = { maxNewTokens: whole(0), numBeams: whole() };
 
@@ -212,6 +234,13 @@ export class Model extends Handle {
    * `options.lens`: k — the logit lens: every `layers[i].lens` is `{ ids: Int32Array, probs: Float32Array, k }`,
    * [n, k] row-major, the top-k of softmax(LM head(final norm(layers[i].output))) at every position (the last
    * layer's last row equals `next`). A model without a language-model head throws saying so.
+   * `options.heads`: which self-attention maps of the main side are computed. 'all' (default): as `trace` says.
+   * 'none' or [{ layer, head }, …]: the layers not in `full` run a tiled (online-softmax) attention that never
+   * holds an [n, n] matrix, so no layer keeps `attention.weights`; the listed maps alone come back in `result.heads`
+   * ([{ layer, head, weights: Float32Array(n·n) }], in the order asked). Needs `trace: 'none'` (its default then).
+   * `options.summaries`: true | { topK } (default 5): every self-attention layer gets `attention.summary` =
+   * { entropy, distance, sink } (Float32Array per head, means over the text's rows) and { topK, topIds, topWeights }
+   * ([numHeads, nReal, topK], each row's heaviest keys, id −1 where a row has fewer).
    */
   run(input, options = {}) {
     const h = live(this, 'run');
@@ -222,6 +251,10 @@ export class Model extends Handle {
     if (opts.ablate?.means) {
       opts.ablateMeans = opts.ablate.means;
       opts.ablate = opts.ablate.heads;
+    }
+    if (typeof opts.heads === 'object') {
+      opts.headList = opts.heads.list;
+      opts.heads = 'list';
     }
     let arg;
     if (typeof input === 'string') {

@@ -142,15 +142,79 @@ core::Result<ModelConfig> transformer_config(const json& c, const std::string& a
   cfg.eps = eps.value();
   auto activation = string_member(c, "activation", op);
   if (!activation.ok()) return activation.status();
-  auto act = parse_activation(activation.value(), op, "activation");
+  // 'silu' (SwiGLU blocks, read by read_llama_members) is no createModel activation: describe() sees 'relu'
+  auto act = parse_activation(activation.value() == "silu" ? "relu" : activation.value(), op, "activation");
   if (!act.ok()) return config_error(op, act.status());
   cfg.activation = act.value();
   auto positional = string_member(c, "positional", op);
   if (!positional.ok()) return positional.status();
-  auto pos = parse_positional(positional.value(), op, "positional");
+  // 'rope' rotates q and k inside the blocks (read_llama_members): no positional rows are added
+  auto pos = parse_positional(positional.value() == "rope" ? "none" : positional.value(), op, "positional");
   if (!pos.ok()) return config_error(op, pos.status());
   cfg.positional = pos.value();
   return cfg;
+}
+
+// Llama-style bundles (training/train_english_rope.py): the members that turn describe()'s blocks into the
+// decoder checkpoints' (description.h: RMSNorm, RoPE, a gated feed-forward, grouped K/V heads, no biases), as
+// hf_decoder_config.cpp sets them for a Llama checkpoint. All optional; absent = the GPT-2-style block.
+//   norm 'layer' | 'rms', positional 'rope' + ropeTheta, activation 'silu' with gated true, numKVHeads, bias.
+core::Status apply_llama_members(const json& c, ModelDescription& m, const char* op) {
+  auto norm = members(op).string(c, "norm", "norm", std::string("layer"));
+  if (!norm.ok()) return norm.status();
+  if (norm.value() != "layer" && norm.value() != "rms") {
+    return config_error(op, "norm (" + core::quote_name(norm.value()) + ") must be 'layer' or 'rms'",
+                        core::ErrorKind::kRange);
+  }
+  auto gated = bool_member(c, "gated", op, false);
+  if (!gated.ok()) return gated.status();
+  auto bias = bool_member(c, "bias", op, true);
+  if (!bias.ok()) return bias.status();
+  auto theta = number_member(c, "ropeTheta", op, 10000.0);
+  if (!theta.ok()) return theta.status();
+  auto kv = members(op).integer(c, "numKVHeads", "numKVHeads", 1, m.num_heads, m.num_heads);
+  if (!kv.ok()) return kv.status();
+  const bool rms = norm.value() == "rms";
+  const bool rope = c.value("positional", std::string()) == "rope";
+  const bool silu = c.value("activation", std::string()) == "silu";
+  const int kv_heads = static_cast<int>(kv.value());
+  if (m.num_heads % kv_heads != 0) {
+    return config_error(op, "numHeads (" + std::to_string(m.num_heads) + ") must be a multiple of numKVHeads (" +
+                                std::to_string(kv_heads) + ")", core::ErrorKind::kRange);
+  }
+  const bool llama = rms || rope || gated.value() || !bias.value() || kv_heads != m.num_heads;
+  if (!llama && !silu) return core::Status::Ok();
+  if (!rms) {  // the grouped heads, RoPE and bias-free blocks are the decoder checkpoints' (RMSNorm) blocks
+    return config_error(op, "norm 'rms' is required with positional 'rope', gated, bias false, numKVHeads or "
+                            "activation 'silu'", core::ErrorKind::kRange);
+  }
+  if (!(theta.value() > 0.0) || !std::isfinite(theta.value())) {
+    return config_error(op, "ropeTheta (" + core::format_number(theta.value()) + ") must be positive and finite",
+                        core::ErrorKind::kRange);
+  }
+  const int head_dim = m.d_model / m.num_heads;
+  if (rope && head_dim % 2 != 0) {
+    return config_error(op, "positional 'rope' needs an even head size (dModel / numHeads = " +
+                                std::to_string(head_dim) + ")", core::ErrorKind::kRange);
+  }
+  for (StackSpec* s : {&m.main, &m.source}) {
+    for (BlockSpec& b : s->blocks) {
+      if (b.kind != BlockKind::kAttention) continue;
+      b.norm = NormKind::kRms;
+      if (silu) b.activation = Activation::kSilu;
+      b.ff.gated = gated.value();
+      b.ff.bias = bias.value();
+      b.attn.kv_heads = kv_heads;
+      b.attn.qkv_bias = b.attn.out_bias = bias.value();
+      b.attn.rope = rope;
+      b.attn.rope_spec.theta = theta.value();
+      b.attn.rope_spec.rotary_dim = head_dim;
+      b.attn.rope_spec.max_positions = m.embedding.max_positions;
+    }
+    s->final_norm_kind = NormKind::kRms;
+  }
+  if (rope) m.embedding.bounded = true;  // maxPositions still bounds the text
+  return core::Status::Ok();
 }
 
 }  // namespace
@@ -211,6 +275,7 @@ core::Result<std::unique_ptr<Transformer>> load_bundled_transformer(std::string_
     s->final_norm = names.count(s->name + ".norm.weight") > 0;
     s->final_norm_eps = cfg.value().eps;
   }
+  ATTN_TRY(apply_llama_members(c, m, op));
   m.target_bos = m.has_source;  // the decoder was trained on <s> + target (training/common.py)
   m.head.next_token = true;
   m.head.lm_head = names.count("lm_head.weight") > 0;

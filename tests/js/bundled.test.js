@@ -249,6 +249,33 @@ test('loadBundled: chinese-poems continues each held-out first verse in its metr
   }
 });
 
+// english and english-rope: the same corpus, split, context and training budget, GPT-2-style blocks against
+// Llama-style ones (RMSNorm, RoPE, SwiGLU, grouped K/V heads); each held-out loss measured by attnscope (logProbs
+// over heldout.json's 100 glosses, truncated to maxPositions as training/charlm.py text_loss does) equals PyTorch's.
+test('loadBundled: english and english-rope reach their PyTorch held-out losses, measured by attnscope', async (t) => {
+  const losses = {};
+  for (const name of ['english', 'english-rope']) {
+    const model = await as.loadBundled(name);
+    try {
+      const held = json(name, 'heldout.json');
+      let total = 0;
+      let count = 0;
+      for (const text of held.texts) {
+        const chars = Array.from(text).slice(0, model.config.maxPositions);
+        if (chars.length < 2) continue;
+        const r = model.run(chars.join(''), { trace: 'none', logProbs: true });
+        for (const v of r.logProbs) total -= v;
+        count += r.logProbs.length;
+      }
+      losses[name] = total / count;
+      assert.ok(Math.abs(losses[name] - held.pytorchLoss) < 2e-4, `${name}: loss ${losses[name]} vs PyTorch ${held.pytorchLoss}`);
+    } finally {
+      model.delete();
+    }
+  }
+  t.diagnostic(`held-out loss (nats/char, attnscope): english ${losses.english.toFixed(4)}, english-rope ${losses['english-rope'].toFixed(4)}`);
+});
+
 test("loadBundled: nadaraya-watson's fitted w reproduces the stored predictions", async () => {
   const nw = await as.loadBundled('nadaraya-watson');
   const c = json('nadaraya-watson', 'config.json');

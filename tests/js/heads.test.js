@@ -19,7 +19,7 @@ const PUNCTUATION = ",;:.()'\"-";
 const LABELS = {
   previousToken: 'previous token', space: 'spaces', punctuation: 'punctuation', induction: 'induction',
   copy: 'copies the digit to write', field: 'source field being written', previousLine: 'same position of the previous line',
-  sameOffset: 'same offset of the previous line',
+  sameOffset: 'same offset of the previous line', firstToken: 'first token (sink)',
 };
 const UNLABELLED = new Set(['copyArgmax']);
 
@@ -78,6 +78,16 @@ function english(model, cfg, held) {
     for (let i = half; i < n - 1; i++) ind.add(layers, H, (w, h) => w(h, i, i - half + 1), 1 / (i + 1));
   }
   return { previousToken: prev.result(), space: space.result(), punctuation: punct.result(), induction: ind.result() };
+}
+
+// english's measures and the attention sink (label_heads.py english_rope): weight of query i >= 1 on key 0
+function englishRope(model, cfg, held) {
+  const first = new Measure(cfg.numLayers, cfg.numHeads);
+  for (const text of held.texts) {
+    const { n, layers } = selfWeights(model, text);
+    for (let i = 1; i < n; i++) first.add(layers, cfg.numHeads, (w, h) => w(h, i, 0), 1 / (i + 1));
+  }
+  return { ...english(model, cfg, held), firstToken: first.result() };
 }
 
 function reverse(model, cfg, held) {
@@ -164,7 +174,7 @@ function chinese(model, cfg, held) {
   return { previousLine: writes.result(), sameOffset: same.result() };
 }
 
-const MEASURES = { english, reverse, dates, 'chinese-poems': chinese };
+const MEASURES = { english, 'english-rope': englishRope, reverse, dates, 'chinese-poems': chinese };
 
 function labels(scores, attention) {
   const out = [];

@@ -1,0 +1,146 @@
+// long_context_bench.mjs: the wasm heap of one run at 2,048 and 8,192 tokens through a Llama-3.2-1B-shaped model
+// (hidden 2048, 32 query heads sharing 8 K/V heads of 64, SwiGLU 8192, BF16 weights; fewer layers than the real
+// 16 so it fits one machine's time and RAM, stated in the output), with run option heads: 'none' (tiled,
+// online-softmax attention: no [n, n] matrix, src/attention/tiled.h) against heads: 'all' (trace 'weights': every
+// layer keeps [32, n, n]). Issue 30: the heap must grow with n × layers, not n² × layers × heads.
+//
+//   node bench/long_context_bench.mjs [--layers 2] [--tokens 2048,8192]
+//
+// Each measurement runs in a fresh Node process (a wasm memory never shrinks, so heapSize after the run is the
+// run's peak plus the model). Not a test: it takes minutes and its figures depend on the machine.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : fallback;
+};
+const LAYERS = Number(arg('--layers', '2'));
+const TOKENS = arg('--tokens', '2048,8192').split(',').map(Number);
+const SHAPE = { hidden: 2048, heads: 32, kv: 8, headDim: 64, ff: 8192 };
+// the byte-level BPE tokenizer of the Llama test checkpoint: one token per byte of plain ASCII text
+const TOKENIZER_DIR = join(ROOT, 'tests/fixtures/modern/llama-f32-untied-gqa-llama3');
+
+function config(layers, positions) {
+  return {
+    model_type: 'llama', architectures: ['LlamaForCausalLM'], vocab_size: 258, hidden_size: SHAPE.hidden,
+    intermediate_size: SHAPE.ff, num_hidden_layers: layers, num_attention_heads: SHAPE.heads,
+    num_key_value_heads: SHAPE.kv, head_dim: SHAPE.headDim, max_position_embeddings: positions, rms_norm_eps: 1e-5,
+    rope_theta: 500000, tie_word_embeddings: true, bos_token_id: 256, eos_token_id: 257,
+    rope_scaling: { rope_type: 'llama3', factor: 32, low_freq_factor: 1, high_freq_factor: 4, original_max_position_embeddings: 8192 },
+  };
+}
+
+// BF16 safetensors of seeded uniform weights (std 0.02; norms 1), in memory.
+function checkpoint(layers) {
+  const { hidden: d, heads, kv, headDim: hd, ff } = SHAPE;
+  const tensors = [['model.embed_tokens.weight', [258, d]], ['model.norm.weight', [d], 1]];
+  for (let l = 0; l < layers; l++) {
+    const p = `model.layers.${l}.`;
+    tensors.push([`${p}input_layernorm.weight`, [d], 1], [`${p}post_attention_layernorm.weight`, [d], 1],
+      [`${p}self_attn.q_proj.weight`, [heads * hd, d]], [`${p}self_attn.k_proj.weight`, [kv * hd, d]],
+      [`${p}self_attn.v_proj.weight`, [kv * hd, d]], [`${p}self_attn.o_proj.weight`, [d, heads * hd]],
+      [`${p}mlp.gate_proj.weight`, [ff, d]], [`${p}mlp.up_proj.weight`, [ff, d]], [`${p}mlp.down_proj.weight`, [d, ff]]);
+  }
+  const header = {};
+  let offset = 0;
+  for (const [name, shape] of tensors) {
+    const bytes = shape.reduce((a, b) => a * b, 1) * 2;
+    header[name] = { dtype: 'BF16', shape, data_offsets: [offset, offset + bytes] };
+    offset += bytes;
+  }
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - (json.length % 8)) % 8);
+  const out = new Uint8Array(8 + json.length + offset);
+  new DataView(out.buffer).setBigUint64(0, BigInt(json.length), true);
+  out.set(new TextEncoder().encode(json), 8);
+  const data = new Uint16Array(out.buffer, 8 + json.length, offset / 2);
+  const f = new Float32Array(1);
+  const u = new Uint32Array(f.buffer);
+  let s = 12345;
+  let at = 0;
+  for (const [, shape, fill] of tensors) {
+    const count = shape.reduce((a, b) => a * b, 1);
+    for (let i = 0; i < count; i++) {
+      if (fill !== undefined) {
+        f[0] = fill;
+      } else {
+        s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+        f[0] = (s / 4294967296 - 0.5) * 0.0693;  // uniform, std 0.02
+      }
+      data[at++] = u[0] >>> 16;
+    }
+  }
+  return out;
+}
+
+async function child(n, mode) {
+  const { createAttnScope } = await import(join(ROOT, 'bindings/js/index.js'));
+  const as = await createAttnScope({ simd: true });
+  const model = await as.loadPretrained({
+    config: config(LAYERS, Math.max(...TOKENS)), weights: checkpoint(LAYERS),
+    tokenizer: readFileSync(join(TOKENIZER_DIR, 'tokenizer.json'), 'utf8'),
+  });
+  const afterLoad = as.memoryStats().heapSize;
+  const words = 'the quick brown fox jumps over the lazy dog ';
+  const text = words.repeat(Math.ceil(n / words.length)).slice(0, n);
+  const t0 = performance.now();
+  const r = model.run(text, mode === 'tiled'
+    ? { heads: 'none', summaries: true }
+    : { trace: 'weights', summaries: true });
+  const ms = performance.now() - t0;
+  const tokens = r.ids.length;
+  const heap = as.memoryStats().heapSize;
+  console.log(`@@RESULT ${JSON.stringify({ n: tokens, mode, afterLoad, heap, ms })}`);
+}
+
+function runChild(n, mode) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', String(n), mode,
+      '--layers', String(LAYERS), '--tokens', TOKENS.join(',')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    p.stdout.on('data', (d) => { out += d; });
+    p.on('close', (code) => {
+      const line = out.split('\n').find((l) => l.startsWith('@@RESULT '));
+      if (line) resolve(JSON.parse(line.slice(9)));
+      else reject(new Error(`long_context_bench: child ${n} ${mode} failed (exit ${code})\n${out}`));
+    });
+  });
+}
+
+const MB = (b) => (b / 2 ** 20).toFixed(0);
+
+async function main() {
+  const c = process.argv.indexOf('--child');
+  if (c > 0) return child(Number(process.argv[c + 1]), process.argv[c + 2]);
+  console.log(`long_context_bench: Llama-3.2-1B-shaped (hidden ${SHAPE.hidden}, ${SHAPE.heads} heads / ${SHAPE.kv} K/V, ` +
+    `head ${SHAPE.headDim}, FFN ${SHAPE.ff}, BF16), ${LAYERS} layers (the real model has 16), one thread, SIMD128`);
+  const rows = [];
+  for (const n of TOKENS) {
+    for (const mode of ['tiled', 'materialised']) {
+      const weightsBytes = LAYERS * SHAPE.heads * n * n * 4;
+      if (mode === 'materialised' && weightsBytes > 3 * 2 ** 30) {
+        rows.push({ n, mode, skipped: `would hold ${MB(weightsBytes)} MB of weights (> the 4 GB wasm memory)` });
+        continue;
+      }
+      const r = await runChild(n, mode);
+      rows.push(r);
+      console.log(`  n ${r.n} ${mode}: heap ${MB(r.heap)} MB (model loaded: ${MB(r.afterLoad)} MB; run adds ` +
+        `${MB(r.heap - r.afterLoad)} MB), ${(r.ms / 1000).toFixed(1)} s`);
+    }
+  }
+  for (const r of rows) if (r.skipped) console.log(`  n ${r.n} ${r.mode}: skipped, ${r.skipped}`);
+  const tiled = rows.filter((r) => r.mode === 'tiled' && !r.skipped);
+  if (tiled.length === 2) {
+    const [a, b] = tiled;
+    console.log(`  tiled: run heap growth ${MB(a.heap - a.afterLoad)} MB -> ${MB(b.heap - b.afterLoad)} MB for ` +
+      `${a.n} -> ${b.n} tokens (x${((b.heap - b.afterLoad) / (a.heap - a.afterLoad)).toFixed(2)}; n grew ` +
+      `x${(b.n / a.n).toFixed(0)}, n² x${((b.n / a.n) ** 2).toFixed(0)})`);
+  }
+  return undefined;
+}
+
+await main();
