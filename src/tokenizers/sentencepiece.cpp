@@ -23,8 +23,7 @@ constexpr std::string_view kSpaceSymbol = "\xE2\x96\x81";  // U+2581
 constexpr std::string_view kReplacementChar = "\xEF\xBF\xBD";
 constexpr float kUnkPenalty = 10.0f;
 
-// util.h OneCharLen: the length a UTF-8 lead byte announces.
-std::size_t one_char_len(char c) { return static_cast<std::size_t>("\1\1\1\1\1\1\1\1\1\1\1\1\2\2\3\4"[(c & 0xFF) >> 4]); }
+std::size_t one_char_len(char c) { return utf8_lead_length(c); }
 
 // util.cc DecodeUTF8 / IsValidDecodeUTF8 of the first character of s: false for a malformed one (length 1).
 bool valid_char(std::string_view s, std::size_t* len) {
@@ -75,31 +74,30 @@ using spm_impl::valid_char;
 using spm_impl::piece_to_byte;
 using spm_impl::byte_piece;
 
-// A byte trie over the model's pieces (the Unigram lattice's dictionary, Darts in the reference).
-struct SentencePiece::Trie {
-  std::vector<std::int32_t> value{-1};                // per node: piece id, -1 none
-  std::unordered_map<std::uint64_t, std::uint32_t> next;  // (node << 8 | byte) -> node
-  void insert(std::string_view key, std::int32_t id) {
-    std::uint32_t node = 0;
-    for (char c : key) {
-      const std::uint64_t k = (static_cast<std::uint64_t>(node) << 8) | static_cast<std::uint8_t>(c);
-      auto it = next.find(k);
-      if (it == next.end()) {
-        it = next.emplace(k, static_cast<std::uint32_t>(value.size())).first;
-        value.push_back(-1);
-      }
-      node = it->second;
+void PieceTrie::insert(std::string_view key, std::int32_t id) {
+  std::uint32_t node = 0;
+  for (char c : key) {
+    const std::uint64_t k = (static_cast<std::uint64_t>(node) << 8) | static_cast<std::uint8_t>(c);
+    auto it = next.find(k);
+    if (it == next.end()) {
+      it = next.emplace(k, static_cast<std::uint32_t>(value.size())).first;
+      value.push_back(-1);
     }
-    value[node] = id;
-  }
-  // -2: no such path, else the node (out) and its value.
-  bool step(std::uint32_t& node, char c) const {
-    const auto it = next.find((static_cast<std::uint64_t>(node) << 8) | static_cast<std::uint8_t>(c));
-    if (it == next.end()) return false;
     node = it->second;
-    return true;
   }
-};
+  value[node] = id;
+}
+
+std::vector<std::int32_t> utf16_of_bytes(const DecodedText& text, std::size_t nbytes) {
+  std::vector<std::int32_t> out(nbytes + 1, 0);
+  for (std::size_t c = 0; c < text.cps.size(); ++c) {
+    for (auto b = static_cast<std::size_t>(text.byte_offset[c]); b < static_cast<std::size_t>(text.byte_offset[c + 1]); ++b) {
+      out[b] = text.utf16_offset[c];
+    }
+  }
+  out[nbytes] = text.utf16_offset[text.cps.size()];
+  return out;
+}
 
 std::string replace_text(std::string_view s, std::string_view pat, std::string_view with) {
   std::string out;
@@ -179,7 +177,7 @@ core::Result<std::unique_ptr<SentencePiece>> SentencePiece::load(std::span<const
       sp->max_score_ = std::max(sp->max_score_, p.score);
     }
     if (sp->pieces_.empty()) return core::invalid_error(fn, arg, a + " has no normal or user-defined pieces");
-    sp->trie_ = std::make_unique<Trie>();
+    sp->trie_ = std::make_unique<PieceTrie>();
     for (const auto& [piece, id] : sp->pieces_) sp->trie_->insert(piece, id);
   }
   return sp;
@@ -436,14 +434,7 @@ core::Result<Tokenization> SentencePiece::encode(std::string_view utf8) const {
   auto decoded = decode_utf8(utf8, "encode", "text");
   if (!decoded.ok()) return decoded.status();
   const DecodedText& text = decoded.value();
-  // byte offset in utf8 -> UTF-16 offset (a byte inside a character maps to that character's start)
-  std::vector<std::int32_t> utf16(utf8.size() + 1, 0);
-  for (std::size_t c = 0; c < text.cps.size(); ++c) {
-    for (auto b = static_cast<std::size_t>(text.byte_offset[c]); b < static_cast<std::size_t>(text.byte_offset[c + 1]); ++b) {
-      utf16[b] = text.utf16_offset[c];
-    }
-  }
-  utf16[utf8.size()] = text.utf16_offset[text.cps.size()];
+  const std::vector<std::int32_t> utf16 = utf16_of_bytes(text, utf8.size());
   std::string normalized;
   std::vector<std::size_t> n2o;
   normalize_with(proto_.normalizer, charsmap_, true, utf8, normalized, n2o);
