@@ -135,6 +135,9 @@ core::Result<std::unique_ptr<SentencePiece>> SentencePiece::load(std::span<const
     const auto id = static_cast<std::int32_t>(i);
     const bool normal = p.type == SpmModelProto::kNormal || p.type == SpmModelProto::kUserDefined ||
                         p.type == SpmModelProto::kUnused;
+    if (!is_valid_utf8(p.piece)) {
+      return core::invalid_error(fn, arg, a + ".pieces[" + std::to_string(i) + "] is not valid UTF-8");
+    }
     const std::string where = a + ".pieces[" + std::to_string(i) + "] " + core::quote(p.piece, '\'');
     if (!(normal ? sp->pieces_ : sp->reserved_).emplace(p.piece, id).second) {
       return core::invalid_error(fn, arg, where + " is already defined");
@@ -153,6 +156,9 @@ core::Result<std::unique_ptr<SentencePiece>> SentencePiece::load(std::span<const
       if (b < 0) return core::invalid_error(fn, arg, where + " is not a valid byte piece (<0x00>..<0xFF>)");
       sp->byte_ids_[b] = id;
     }
+  }
+  if (!is_valid_utf8(m.unk_surface)) {
+    return core::invalid_error(fn, arg, a + ".trainer_spec.unk_surface is not valid UTF-8");
   }
   if (sp->unk_id_ < 0) return core::invalid_error(fn, arg, a + " has no unknown piece (<unk>, type UNKNOWN)");
   if (m.byte_fallback && std::find(std::begin(sp->byte_ids_), std::end(sp->byte_ids_), -1) != std::end(sp->byte_ids_)) {
@@ -527,7 +533,7 @@ std::string SentencePiece::decode_pieces(std::span<const std::string> pieces) co
     std::string out;
     std::vector<std::size_t> n2o;
     normalize_with(proto_.denormalizer, decharsmap_, false, text, out, n2o);
-    return out;
+    return replace_invalid_utf8(out);  // the rules' strings come from the file
   }
   return text;
 }
