@@ -67,6 +67,20 @@ inline bool decode_utf8(std::string_view s, std::vector<char32_t>* cps = nullptr
 }
 inline bool valid_utf8(std::string_view s) { return decode_utf8(s); }
 
+// A tokenizer's encode result r for text: an error naming "encode" when text is ill-formed UTF-8 (returns false),
+// else ok with one token and two offsets per id (returns true).
+template <class Result>
+bool encoded_as_expected(const Result& r, std::string_view text) {
+  if (!decode_utf8(text)) {
+    check_error(r.status(), "encode");
+    return false;
+  }
+  FUZZ_CHECK(r.ok(), "encode rejected valid UTF-8: %s", r.status().message.c_str());
+  const std::size_t n = r.value().ids.size();
+  FUZZ_CHECK(r.value().tokens.size() == n && r.value().offsets.size() == 2 * n, "encode: sizes disagree");
+  return true;
+}
+
 // UTF-16 length of valid UTF-8 (a code point above U+FFFF counts 2).
 inline std::int64_t utf16_length(std::string_view s) {
   std::vector<char32_t> cps;

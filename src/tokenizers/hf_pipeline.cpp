@@ -7,11 +7,15 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <limits>
 #include <queue>
+#include <tuple>
 
 #include "core/check.h"
 #include "tokenizers/bpe.h"
 #include "tokenizers/nfc.h"
+#include "tokenizers/precompiled_charsmap.h"
+#include "tokenizers/sentencepiece.h"
 #include "tokenizers/split_regex.h"
 #include "tokenizers/unicode.h"
 
@@ -48,10 +52,70 @@ struct Piece {
 // ---- normalizers ----------------------------------------------------------------------------------------------
 
 struct Normalizer {
-  enum class Type { kPrepend, kReplace, kLowercase, kNfc, kNfkc, kSequence } type;
+  enum class Type { kPrepend, kReplace, kLowercase, kNfc, kNfkc, kSequence, kPrecompiled, kStrip } type;
   std::u32string a, b;  // Prepend: a; Replace: pattern a -> content b
+  bool space_runs = false;  // Replace: the Regex " {2,}" (SpmConverter's) instead of a String
+  bool left = false, right = false;  // Strip
+  std::shared_ptr<const PrecompiledCharsmap> charsmap;  // Precompiled
   std::vector<Normalizer> children;
 };
+
+// normalizers/precompiled.rs: each extended grapheme cluster shorter than 6 bytes that a rule matches (the first,
+// shortest rule at its start, spm_precompiled's transform) is replaced whole; otherwise each character a rule
+// matches is replaced. The new characters keep the range of what they replace.
+void precompiled(const PrecompiledCharsmap& map, Piece& p) {
+  Piece out;
+  out.at_start = p.at_start;
+  auto put = [&](std::string_view rep, std::pair<std::uint32_t, std::uint32_t> span) {
+    for (char32_t c : to_cps(rep)) {
+      out.cps.push_back(c);
+      out.from.push_back(span);
+    }
+  };
+  const std::vector<std::size_t> cuts = grapheme_boundaries(p.cps);
+  for (std::size_t g = 0; g + 1 < cuts.size(); ++g) {
+    const std::size_t a = cuts[g], b = cuts[g + 1];
+    const std::string cluster = to_utf8(std::u32string_view(p.cps).substr(a, b - a));
+    std::string_view rep;
+    if (cluster.size() < 6 && map.first_prefix(cluster, &rep)) {
+      put(rep, {p.from[a].first, p.from[b - 1].second});
+      continue;
+    }
+    for (std::size_t i = a; i < b; ++i) {
+      std::string ch;
+      append_utf8(ch, p.cps[i]);
+      if (map.first_prefix(ch, &rep)) {
+        put(rep, p.from[i]);
+      } else {
+        out.cps.push_back(p.cps[i]);
+        out.from.push_back(p.from[i]);
+      }
+    }
+  }
+  p = std::move(out);
+}
+
+// Regex " {2,}" -> content (SpmConverter's Replace): each run of two or more spaces.
+void replace_space_runs(Piece& p, const std::u32string& with) {
+  Piece out;
+  out.at_start = p.at_start;
+  for (std::size_t i = 0; i < p.cps.size();) {
+    std::size_t j = i;
+    while (j < p.cps.size() && p.cps[j] == U' ') ++j;
+    if (j - i >= 2) {
+      for (char32_t c : with) {
+        out.cps.push_back(c);
+        out.from.emplace_back(p.from[i].first, p.from[j - 1].second);
+      }
+      i = j;
+    } else {
+      out.cps.push_back(p.cps[i]);
+      out.from.push_back(p.from[i]);
+      ++i;
+    }
+  }
+  p = std::move(out);
+}
 
 void replace_all(Piece& p, const std::u32string& pat, const std::u32string& with) {
   if (pat.empty() || p.cps.find(pat) == std::u32string::npos) return;
@@ -82,7 +146,18 @@ void normalize(const Normalizer& n, Piece& p) {
         p.from.insert(p.from.begin(), n.a.size(), p.from[0]);
       }
       break;
-    case Normalizer::Type::kReplace: replace_all(p, n.a, n.b); break;
+    case Normalizer::Type::kReplace:
+      if (n.space_runs) replace_space_runs(p, n.b);
+      else replace_all(p, n.a, n.b);
+      break;
+    case Normalizer::Type::kPrecompiled: precompiled(*n.charsmap, p); break;
+    case Normalizer::Type::kStrip: {  // strip.rs: char::is_whitespace at either end
+      std::size_t a = 0, b = p.cps.size();
+      while (n.left && a < b && is_space(p.cps[a])) ++a;
+      while (n.right && b > a && is_space(p.cps[b - 1])) --b;
+      if (a > 0 || b < p.cps.size()) p = p.sub(a, b);
+      break;
+    }
     case Normalizer::Type::kLowercase: {
       Piece out;
       out.at_start = p.at_start;
@@ -151,13 +226,35 @@ core::Result<Normalizer> read_normalizer(const Reader& rd, const json& obj, cons
     n.type = Normalizer::Type::kPrepend;
     n.a = to_cps(s.value());
   } else if (t == "Replace") {
-    auto pat = string_pattern(rd, obj, path);
-    if (!pat.ok()) return pat.status();
+    const auto pat_it = obj.find("pattern");
+    const bool space_runs = pat_it != obj.end() && pat_it->is_object() && pat_it->contains("Regex") &&
+                            (*pat_it)["Regex"].is_string() && (*pat_it)["Regex"].get<std::string>() == " {2,}";
+    if (!space_runs) {
+      auto pat = string_pattern(rd, obj, path);
+      if (!pat.ok()) return pat.status();
+      n.a = pat.value();
+    }
     auto content = rd.string(obj, "content", path + ".content", std::nullopt);
     if (!content.ok()) return content.status();
     n.type = Normalizer::Type::kReplace;
-    n.a = pat.value();
+    n.space_runs = space_runs;
     n.b = to_cps(content.value());
+  } else if (t == "Precompiled") {
+    auto b64 = rd.string(obj, "precompiled_charsmap", path + ".precompiled_charsmap", std::nullopt);
+    if (!b64.ok()) return b64.status();
+    const std::string where = rd.at(path + ".precompiled_charsmap");
+    auto map = PrecompiledCharsmap::from_base64(b64.value(), rd.fn(), rd.arg(), where);
+    if (!map.ok()) return map.status();
+    n.type = Normalizer::Type::kPrecompiled;
+    n.charsmap = std::make_shared<const PrecompiledCharsmap>(std::move(map).value());
+  } else if (t == "Strip") {
+    n.type = Normalizer::Type::kStrip;
+    auto left = rd.boolean(obj, "strip_left", path + ".strip_left", false);
+    if (!left.ok()) return left.status();
+    auto right = rd.boolean(obj, "strip_right", path + ".strip_right", false);
+    if (!right.ok()) return right.status();
+    n.left = left.value();
+    n.right = right.value();
   } else if (t == "Lowercase") {
     n.type = Normalizer::Type::kLowercase;
   } else if (t == "NFC") {
@@ -168,7 +265,7 @@ core::Result<Normalizer> read_normalizer(const Reader& rd, const json& obj, cons
     n.type = Normalizer::Type::kSequence;
     ATTN_TRY(read_list<Normalizer>(rd, obj, path, "normalizers", &read_normalizer, n.children));
   } else {
-    return rd.unsupported(path + ".type", quote_value(t), "Prepend, Replace, Lowercase, NFC, NFKC, Sequence");
+    return rd.unsupported(path + ".type", quote_value(t), "Prepend, Replace, Lowercase, NFC, NFKC, Precompiled, Strip, Sequence");
   }
   return n;
 }
@@ -178,7 +275,7 @@ core::Result<Normalizer> read_normalizer(const Reader& rd, const json& obj, cons
 enum class Behavior { kRemoved, kIsolated, kMergedWithPrevious, kMergedWithNext };
 
 struct PreTokenizer {
-  enum class Type { kSplitString, kSplitRegex, kMetaspace, kByteLevel, kDigits, kSequence } type;
+  enum class Type { kSplitString, kSplitRegex, kMetaspace, kByteLevel, kDigits, kWhitespaceSplit, kSequence } type;
   std::u32string pattern;        // Split String
   SplitFn regex = nullptr;       // Split Regex
   Behavior behavior = Behavior::kIsolated;
@@ -262,6 +359,12 @@ void pre_tokenize(const PreTokenizer& t, std::vector<Piece>& pieces) {
           i = j;
         }
         b = Behavior::kIsolated;  // Contiguous for runs = one match per run here
+        break;
+      case PreTokenizer::Type::kWhitespaceSplit:  // whitespace.rs: split on char::is_whitespace, Removed
+        for (std::size_t i = 0; i < p.cps.size(); ++i) {
+          if (is_space(p.cps[i])) m.emplace_back(i, i + 1);
+        }
+        b = Behavior::kRemoved;
         break;
       case PreTokenizer::Type::kByteLevel:
         m = gpt2_pretokenize(p.cps);
@@ -362,11 +465,13 @@ core::Result<PreTokenizer> read_pre_tokenizer(const Reader& rd, const json& obj,
     auto ind = rd.boolean(obj, "individual_digits", path + ".individual_digits", false);
     if (!ind.ok()) return ind.status();
     p.individual_digits = ind.value();
+  } else if (t == "WhitespaceSplit") {
+    p.type = PreTokenizer::Type::kWhitespaceSplit;
   } else if (t == "Sequence") {
     p.type = PreTokenizer::Type::kSequence;
     ATTN_TRY(read_list<PreTokenizer>(rd, obj, path, "pretokenizers", &read_pre_tokenizer, p.children));
   } else {
-    return rd.unsupported(path + ".type", quote_value(t), "Split, Metaspace, ByteLevel, Digits, Sequence");
+    return rd.unsupported(path + ".type", quote_value(t), "Split, Metaspace, ByteLevel, Digits, WhitespaceSplit, Sequence");
   }
   return p;
 }
@@ -773,6 +878,76 @@ struct HfPipeline::Impl {
     return out;
   }
 
+  // Unigram (models/unigram/model.rs): scores per id, the trie of every vocab string, min_score over all of them.
+  bool unigram = false;
+  std::vector<double> scores;
+  double min_score = 0;
+  PieceTrie trie;
+
+  // model.rs encode_optimized (f64 scores, unknown characters min_score - 10, runs of unk fused) then tokenize
+  // (a string not in the vocab: its <0xNN> bytes with byte_fallback when all exist, else unk_id). Appends
+  // (id, token, [byte a, byte b)) of s.
+  core::Status unigram_tokens(const std::string& s, std::vector<std::tuple<std::int32_t, std::string, std::size_t, std::size_t>>& out) const {
+    struct Best {
+      std::int32_t id = 0;
+      double score = 0;
+      std::int64_t starts_at = -1;
+    };
+    const std::size_t size = s.size();
+    std::vector<Best> best(size + 1);
+    const double unk_score = min_score - 10.0;
+    for (std::size_t starts_at = 0; starts_at < size;) {
+      const double till_here = best[starts_at].score;
+      bool has_single = false;
+      const std::size_t mblen = std::min(utf8_lead_length(s[starts_at]), size - starts_at);
+      std::uint32_t node = 0;
+      for (std::size_t key_pos = starts_at; key_pos < size;) {
+        if (!trie.step(node, s[key_pos])) break;
+        ++key_pos;
+        const std::int32_t id = trie.value[node];
+        if (id < 0) continue;
+        Best& target = best[key_pos];
+        const double candidate = scores[static_cast<std::size_t>(id)] + till_here;
+        if (target.starts_at < 0 || candidate > target.score) target = Best{id, candidate, static_cast<std::int64_t>(starts_at)};
+        if (!has_single && key_pos - starts_at == mblen) has_single = true;
+      }
+      if (!has_single) {
+        if (unk < 0) return core::invalid_error("encode", "text", "encode: text has a character the Unigram vocab lacks and model.unk_id is null");
+        Best& target = best[starts_at + mblen];
+        const double candidate = unk_score + till_here;
+        if (target.starts_at < 0 || candidate > target.score) target = Best{unk, candidate, static_cast<std::int64_t>(starts_at)};
+      }
+      starts_at += mblen;
+    }
+    std::vector<std::pair<std::size_t, std::size_t>> spans;  // backwards, unk runs fused
+    bool prev_unk = false;
+    for (std::size_t ends_at = size; ends_at > 0;) {
+      const Best& n = best[ends_at];
+      const auto a = static_cast<std::size_t>(n.starts_at);
+      const bool is_unk = n.id == unk;
+      if (is_unk && prev_unk) spans.back().first = a;
+      else spans.emplace_back(a, ends_at);
+      prev_unk = is_unk;
+      ends_at = a;
+    }
+    for (auto it = spans.rbegin(); it != spans.rend(); ++it) {
+      std::string tok = s.substr(it->first, it->second - it->first);
+      const std::int32_t id = find(tok);
+      if (id >= 0) {
+        out.emplace_back(id, std::move(tok), it->first, it->second);
+        continue;
+      }
+      bool all = byte_fallback;
+      for (unsigned char c : tok) all = all && byte_ids[c] >= 0;
+      if (all) {
+        for (unsigned char c : tok) out.emplace_back(byte_ids[c], by_id[static_cast<std::size_t>(byte_ids[c])], it->first, it->second);
+        continue;
+      }
+      out.emplace_back(unk, std::move(tok), it->first, it->second);
+    }
+    return core::Status::Ok();
+  }
+
   std::string token_of(std::int32_t id) const {
     if (const auto a = added_by_id.find(id); a != added_by_id.end()) return added[a->second].content;
     if (id >= 0 && static_cast<std::size_t>(id) < by_id.size()) return by_id[static_cast<std::size_t>(id)];
@@ -780,7 +955,26 @@ struct HfPipeline::Impl {
   }
 
   // One piece through the model, appended to out with UTF-16 offsets from the original text.
-  void model(const Piece& p, const DecodedText& text, Tokenization& out) const {
+  core::Status model(const Piece& p, const DecodedText& text, Tokenization& out) const {
+    if (unigram) {
+      std::string s;
+      std::vector<std::uint32_t> cp_of_byte;
+      for (std::uint32_t i = 0; i < p.cps.size(); ++i) {
+        const std::size_t before = s.size();
+        append_utf8(s, p.cps[i]);
+        cp_of_byte.insert(cp_of_byte.end(), s.size() - before, i);
+      }
+      if (s.empty()) return core::Status::Ok();
+      std::vector<std::tuple<std::int32_t, std::string, std::size_t, std::size_t>> toks;
+      ATTN_TRY(unigram_tokens(s, toks));
+      for (auto& [id, tok, a, b] : toks) {
+        out.ids.push_back(id);
+        out.tokens.push_back(std::move(tok));
+        out.offsets.push_back(text.utf16_offset[p.from[cp_of_byte[a]].first]);
+        out.offsets.push_back(text.utf16_offset[p.from[cp_of_byte[b - 1]].second]);
+      }
+      return core::Status::Ok();
+    }
     std::vector<std::string> chars;
     std::vector<std::uint32_t> src;  // chars[k] comes from p.cps[src[k]]
     std::string whole;
@@ -803,7 +997,7 @@ struct HfPipeline::Impl {
         src.push_back(i);
       }
     }
-    if (chars.empty()) return;
+    if (chars.empty()) return core::Status::Ok();
     auto it = cache.find(whole);
     if (it == cache.end()) {
       if (cache.size() > 50000) cache.clear();
@@ -816,6 +1010,7 @@ struct HfPipeline::Impl {
       out.offsets.push_back(text.utf16_offset[a]);
       out.offsets.push_back(text.utf16_offset[b]);
     }
+    return core::Status::Ok();
   }
 };
 
@@ -826,8 +1021,57 @@ core::Result<std::unique_ptr<HfPipeline>> HfPipeline::create(const Reader& rd, c
   std::unique_ptr<HfPipeline> out(new HfPipeline());
   out->impl_ = std::make_unique<Impl>();
   Impl& m = *out->impl_;
-  const json& root = f.root;
-  const json& model = *root.find("model");
+  const json& model = *f.root.find("model");
+  if (model.contains("type") && model["type"] == "Unigram") {
+    ATTN_TRY(read_unigram(rd, model, m));
+  } else {
+    ATTN_TRY(read_bpe(rd, f, model, m));
+  }
+  return finish(rd, f, std::move(added), std::move(out));
+}
+
+core::Status HfPipeline::read_unigram(const Reader& rd, const json& model, Impl& m) {
+  // models/unigram/serialization.rs: vocab [[token, score], ...], unk_id (null or an index), byte_fallback
+  m.unigram = true;
+  const auto vocab = model.find("vocab");
+  if (vocab == model.end() || !vocab->is_array()) {
+    return rd.type("model.vocab", "an array of [token, score] pairs", vocab == model.end() ? json() : *vocab);
+  }
+  if (vocab->empty()) return rd.invalid(rd.at("model.vocab") + " is empty");
+  m.min_score = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < vocab->size(); ++i) {
+    const json& e = (*vocab)[i];
+    if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_number()) {
+      return rd.type("model.vocab[" + std::to_string(i) + "]", "a [token, score] pair", e);
+    }
+    const std::string token = e[0].get<std::string>();
+    const auto id = static_cast<std::int32_t>(i);
+    m.vocab[token] = id;  // a repeated token: the last id (AHashMap insert)
+    m.by_id.push_back(token);
+    m.scores.push_back(e[1].get<double>());
+    m.min_score = std::min(m.min_score, m.scores.back());
+    m.trie.insert(token, id);
+  }
+  const auto unk = model.find("unk_id");
+  if (unk != model.end() && !unk->is_null()) {
+    if (!unk->is_number_integer() || unk->get<std::int64_t>() < 0 ||
+        unk->get<std::int64_t>() >= static_cast<std::int64_t>(vocab->size())) {
+      return rd.type("model.unk_id", "null or an index into model.vocab", *unk);
+    }
+    m.unk = static_cast<std::int32_t>(unk->get<std::int64_t>());
+  }
+  auto bf = rd.boolean(model, "byte_fallback", "model.byte_fallback", false);
+  if (!bf.ok()) return bf.status();
+  m.byte_fallback = bf.value();
+  for (int b = 0; b < 256; ++b) {
+    char name[8];
+    std::snprintf(name, sizeof name, "<0x%02X>", b);
+    m.byte_ids[b] = m.find(name);
+  }
+  return core::Status::Ok();
+}
+
+core::Status HfPipeline::read_bpe(const Reader& rd, const hf_json::ParsedFile& f, const json& model, Impl& m) {
   // model options (models/bpe/serialization.rs)
   for (const char* name : {"dropout", "continuing_subword_prefix", "end_of_word_suffix"}) {
     const auto it = model.find(name);
@@ -899,6 +1143,14 @@ core::Result<std::unique_ptr<HfPipeline>> HfPipeline::create(const Reader& rd, c
     }
     m.merges.emplace(Impl::key(l, r), Impl::MergeInfo{static_cast<std::int32_t>(i), merged});  // first rank wins
   }
+  return core::Status::Ok();
+}
+
+core::Result<std::unique_ptr<HfPipeline>> HfPipeline::finish(const Reader& rd, const hf_json::ParsedFile& f,
+                                                             std::vector<AddedToken> added,
+                                                             std::unique_ptr<HfPipeline> out) {
+  Impl& m = *out->impl_;
+  const json& root = f.root;
   // components
   if (const auto n = root.find("normalizer"); n != root.end() && !n->is_null()) {
     auto r = read_normalizer(rd, *n, "normalizer");
@@ -968,7 +1220,7 @@ core::Result<Tokenization> HfPipeline::encode(std::string_view utf8, bool with_s
   if (!decoded.ok()) return decoded.status();
   const DecodedText& text = decoded.value();
   Tokenization seq;
-  auto run = [&](std::size_t a, std::size_t b) {
+  auto run = [&](std::size_t a, std::size_t b) -> core::Status {
     Piece p;
     p.cps.assign(text.cps.begin() + static_cast<std::ptrdiff_t>(a), text.cps.begin() + static_cast<std::ptrdiff_t>(b));
     for (std::size_t i = a; i < b; ++i) p.from.emplace_back(i, i + 1);
@@ -977,18 +1229,22 @@ core::Result<Tokenization> HfPipeline::encode(std::string_view utf8, bool with_s
     std::vector<Piece> pieces;
     pieces.push_back(std::move(p));
     if (m.has_pre) pre_tokenize(m.pre, pieces);
-    for (const Piece& q : pieces) m.model(q, text, seq);
+    for (const Piece& q : pieces) {
+      core::Status st = m.model(q, text, seq);
+      if (!st.ok()) return st;
+    }
+    return core::Status::Ok();
   };
   std::size_t done = 0;
   for (const AddedTokenMatcher::Match& hit : m.matcher.find(text.cps)) {
-    if (done < hit.first) run(done, hit.first);
+    if (done < hit.first) ATTN_TRY(run(done, hit.first));
     seq.ids.push_back(m.added[hit.token].id);
     seq.tokens.push_back(m.added[hit.token].content);
     seq.offsets.push_back(text.utf16_offset[hit.first]);
     seq.offsets.push_back(text.utf16_offset[hit.last]);
     done = hit.last;
   }
-  if (done < text.cps.size()) run(done, text.cps.size());
+  if (done < text.cps.size()) ATTN_TRY(run(done, text.cps.size()));
   if (!with_specials || m.tmpl.empty()) return seq;
   Tokenization out;
   for (const TemplateItem& t : m.tmpl) {

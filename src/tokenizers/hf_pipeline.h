@@ -52,6 +52,12 @@ class HfPipeline {
 
  private:
   HfPipeline() = default;
+  static core::Status read_unigram(const hf_json::Reader& rd, const nlohmann::json& model, Impl& m);
+  static core::Status read_bpe(const hf_json::Reader& rd, const hf_json::ParsedFile& f, const nlohmann::json& model,
+                               Impl& m);
+  // components, post-processor and added tokens, common to both models
+  static core::Result<std::unique_ptr<HfPipeline>> finish(const hf_json::Reader& rd, const hf_json::ParsedFile& f,
+                                                          std::vector<AddedToken> added, std::unique_ptr<HfPipeline> out);
   std::unique_ptr<Impl> impl_;
   std::int32_t bos_ = -1;
 };

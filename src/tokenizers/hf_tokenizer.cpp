@@ -64,8 +64,8 @@ core::Result<TokenizerJson> read_common(const Reader& rd, std::string_view text)
     return rd.type("model.type", "a string", type_it == model.end() ? json() : *type_it);
   }
   t.type = type_it->get<std::string>();
-  if (t.type != "BPE" && t.type != "WordPiece") {
-    return rd.unsupported("model.type", quote_value(t.type), "BPE, WordPiece");
+  if (t.type != "BPE" && t.type != "WordPiece" && t.type != "Unigram") {
+    return rd.unsupported("model.type", quote_value(t.type), "BPE, WordPiece, Unigram");
   }
   auto added = hf_json::read_added_tokens(rd, f.root);
   if (!added.ok()) return added.status();
@@ -76,7 +76,7 @@ core::Result<TokenizerJson> read_common(const Reader& rd, std::string_view text)
     if (!component.ok()) return component.status();
     *out = std::move(component).value();
   }
-  ATTN_TRY(hf_json::check_vocab(rd, f, model));
+  if (t.type != "Unigram") ATTN_TRY(hf_json::check_vocab(rd, f, model));  // Unigram's is a [token, score] array
   return core::Result<TokenizerJson>(std::move(t));  // moved: the vocab and merges are large
 }
 
@@ -304,7 +304,7 @@ core::Result<std::unique_ptr<HfTokenizer>> HfTokenizer::from_json(std::string_vi
     if (!wp.ok()) return wp.status();
     tok->kind_ = Kind::kWordPiece;
     tok->wordpiece_ = std::move(wp).value();
-  } else if (!gpt2_layout(t)) {
+  } else if (t.type == "Unigram" || !gpt2_layout(t)) {
     auto p = HfPipeline::create(rd, t.file, std::move(t.added));
     if (!p.ok()) return p.status();
     tok->kind_ = Kind::kBpe;
@@ -357,20 +357,17 @@ core::Result<std::unique_ptr<HfTokenizer>> HfTokenizer::from_vocab_txt(std::stri
 
 core::Result<std::unique_ptr<HfTokenizer>> HfTokenizer::from_sentencepiece(std::span<const std::uint8_t> model,
                                                                            const char* fn, const char* arg) {
-  auto t = SpmTokenizer::t5(model, fn, arg);
-  if (!t.ok()) return t.status();
-  std::unique_ptr<HfTokenizer> tok(new HfTokenizer());
-  tok->kind_ = Kind::kSentencePiece;
-  tok->spm_ = std::move(t).value();
-  tok->find_special_ids();
-  return tok;
+  return from_spm(SpmTokenizer::t5(model, fn, arg));
 }
 
 core::Result<std::unique_ptr<HfTokenizer>> HfTokenizer::from_marian(std::span<const std::uint8_t> source,
                                                                     std::span<const std::uint8_t> target,
                                                                     std::string_view vocab_json, const char* fn,
                                                                     const char* arg) {
-  auto t = SpmTokenizer::marian(source, target, vocab_json, fn, arg);
+  return from_spm(SpmTokenizer::marian(source, target, vocab_json, fn, arg));
+}
+
+core::Result<std::unique_ptr<HfTokenizer>> HfTokenizer::from_spm(core::Result<std::unique_ptr<SpmTokenizer>> t) {
   if (!t.ok()) return t.status();
   std::unique_ptr<HfTokenizer> tok(new HfTokenizer());
   tok->kind_ = Kind::kSentencePiece;

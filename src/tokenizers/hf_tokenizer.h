@@ -40,7 +40,7 @@ class HfTokenizer {
   // ByteLevel (BPE) or WordPiece (its `cleanup` is honoured). post_processor and truncation/padding are not used
   // (encode adds no [CLS]/[SEP]). added_tokens [{id, content, single_word, lstrip, rstrip, normalized, special}]
   // stay whole in the text. Errors name fn, arg and the member, e.g.
-  //   "loadPretrained: tokenizer.model.type 'Unigram' is not supported (BPE, WordPiece)"
+  //   "loadPretrained: tokenizer.model.type 'WordLevel' is not supported (BPE, WordPiece, Unigram)"
   //   "loadPretrained: tokenizer is not valid JSON (syntax error ... at byte 17)"
   //   "loadPretrained: tokenizer.added_tokens[2].id must be an integer, got string".
   static core::Result<std::unique_ptr<HfTokenizer>> from_json(std::string_view tokenizer_json, const char* fn,
@@ -86,6 +86,7 @@ class HfTokenizer {
 
  private:
   HfTokenizer() = default;
+  static core::Result<std::unique_ptr<HfTokenizer>> from_spm(core::Result<std::unique_ptr<SpmTokenizer>> t);
   void find_special_ids();
 
   Kind kind_ = Kind::kBpe;

@@ -36,6 +36,38 @@ core::Result<PrecompiledCharsmap> PrecompiledCharsmap::create(std::string_view b
   return m;
 }
 
+core::Result<PrecompiledCharsmap> PrecompiledCharsmap::from_base64(std::string_view text, const char* fn,
+                                                                   const char* arg, const std::string& where) {
+  std::string bytes;
+  std::uint32_t acc = 0;
+  int bits = 0;
+  std::size_t pad = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    int v = -1;
+    if (c >= 'A' && c <= 'Z') v = c - 'A';
+    else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
+    else if (c >= '0' && c <= '9') v = c - '0' + 52;
+    else if (c == '+') v = 62;
+    else if (c == '/') v = 63;
+    else if (c == '=') {
+      ++pad;
+      continue;
+    }
+    if (v < 0 || pad > 0) {
+      return core::invalid_error(fn, arg, where + " is not base64 (character " + std::to_string(i) + ")");
+    }
+    acc = (acc << 6) | static_cast<std::uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      bytes.push_back(static_cast<char>((acc >> bits) & 0xFF));
+    }
+  }
+  if (pad > 2) return core::invalid_error(fn, arg, where + " is not base64 (padding)");
+  return create(bytes, fn, arg, where);
+}
+
 template <class OnMatch>
 void PrecompiledCharsmap::search(std::string_view s, bool stop_at_nul, OnMatch on_match) const {
   if (units_.empty()) return;

@@ -24,6 +24,9 @@ class PrecompiledCharsmap {
   // shorter than its stated trie size, or a trie size that is not a multiple of 4.
   static core::Result<PrecompiledCharsmap> create(std::string_view blob, const char* fn, const char* arg,
                                                   const std::string& where);
+  // The same from base64 text (tokenizer.json's Precompiled.precompiled_charsmap); bad base64 is an error.
+  static core::Result<PrecompiledCharsmap> from_base64(std::string_view text, const char* fn, const char* arg,
+                                                       const std::string& where);
   bool empty() const { return units_.empty(); }
 
   // sentencepiece Normalizer::NormalizePrefix: the longest rule matching a prefix of s (among the first 32

@@ -23,8 +23,7 @@ constexpr std::string_view kSpaceSymbol = "\xE2\x96\x81";  // U+2581
 constexpr std::string_view kReplacementChar = "\xEF\xBF\xBD";
 constexpr float kUnkPenalty = 10.0f;
 
-// util.h OneCharLen: the length a UTF-8 lead byte announces.
-std::size_t one_char_len(char c) { return static_cast<std::size_t>("\1\1\1\1\1\1\1\1\1\1\1\1\2\2\3\4"[(c & 0xFF) >> 4]); }
+std::size_t one_char_len(char c) { return utf8_lead_length(c); }
 
 // util.cc DecodeUTF8 / IsValidDecodeUTF8 of the first character of s: false for a malformed one (length 1).
 bool valid_char(std::string_view s, std::size_t* len) {
@@ -75,31 +74,30 @@ using spm_impl::valid_char;
 using spm_impl::piece_to_byte;
 using spm_impl::byte_piece;
 
-// A byte trie over the model's pieces (the Unigram lattice's dictionary, Darts in the reference).
-struct SentencePiece::Trie {
-  std::vector<std::int32_t> value{-1};                // per node: piece id, -1 none
-  std::unordered_map<std::uint64_t, std::uint32_t> next;  // (node << 8 | byte) -> node
-  void insert(std::string_view key, std::int32_t id) {
-    std::uint32_t node = 0;
-    for (char c : key) {
-      const std::uint64_t k = (static_cast<std::uint64_t>(node) << 8) | static_cast<std::uint8_t>(c);
-      auto it = next.find(k);
-      if (it == next.end()) {
-        it = next.emplace(k, static_cast<std::uint32_t>(value.size())).first;
-        value.push_back(-1);
-      }
-      node = it->second;
+void PieceTrie::insert(std::string_view key, std::int32_t id) {
+  std::uint32_t node = 0;
+  for (char c : key) {
+    const std::uint64_t k = (static_cast<std::uint64_t>(node) << 8) | static_cast<std::uint8_t>(c);
+    auto it = next.find(k);
+    if (it == next.end()) {
+      it = next.emplace(k, static_cast<std::uint32_t>(value.size())).first;
+      value.push_back(-1);
     }
-    value[node] = id;
-  }
-  // -2: no such path, else the node (out) and its value.
-  bool step(std::uint32_t& node, char c) const {
-    const auto it = next.find((static_cast<std::uint64_t>(node) << 8) | static_cast<std::uint8_t>(c));
-    if (it == next.end()) return false;
     node = it->second;
-    return true;
   }
-};
+  value[node] = id;
+}
+
+std::vector<std::int32_t> utf16_of_bytes(const DecodedText& text, std::size_t nbytes) {
+  std::vector<std::int32_t> out(nbytes + 1, 0);
+  for (std::size_t c = 0; c < text.cps.size(); ++c) {
+    for (auto b = static_cast<std::size_t>(text.byte_offset[c]); b < static_cast<std::size_t>(text.byte_offset[c + 1]); ++b) {
+      out[b] = text.utf16_offset[c];
+    }
+  }
+  out[nbytes] = text.utf16_offset[text.cps.size()];
+  return out;
+}
 
 std::string replace_text(std::string_view s, std::string_view pat, std::string_view with) {
   std::string out;
@@ -137,6 +135,9 @@ core::Result<std::unique_ptr<SentencePiece>> SentencePiece::load(std::span<const
     const auto id = static_cast<std::int32_t>(i);
     const bool normal = p.type == SpmModelProto::kNormal || p.type == SpmModelProto::kUserDefined ||
                         p.type == SpmModelProto::kUnused;
+    if (!is_valid_utf8(p.piece)) {
+      return core::invalid_error(fn, arg, a + ".pieces[" + std::to_string(i) + "] is not valid UTF-8");
+    }
     const std::string where = a + ".pieces[" + std::to_string(i) + "] " + core::quote(p.piece, '\'');
     if (!(normal ? sp->pieces_ : sp->reserved_).emplace(p.piece, id).second) {
       return core::invalid_error(fn, arg, where + " is already defined");
@@ -155,6 +156,9 @@ core::Result<std::unique_ptr<SentencePiece>> SentencePiece::load(std::span<const
       if (b < 0) return core::invalid_error(fn, arg, where + " is not a valid byte piece (<0x00>..<0xFF>)");
       sp->byte_ids_[b] = id;
     }
+  }
+  if (!is_valid_utf8(m.unk_surface)) {
+    return core::invalid_error(fn, arg, a + ".trainer_spec.unk_surface is not valid UTF-8");
   }
   if (sp->unk_id_ < 0) return core::invalid_error(fn, arg, a + " has no unknown piece (<unk>, type UNKNOWN)");
   if (m.byte_fallback && std::find(std::begin(sp->byte_ids_), std::end(sp->byte_ids_), -1) != std::end(sp->byte_ids_)) {
@@ -179,7 +183,7 @@ core::Result<std::unique_ptr<SentencePiece>> SentencePiece::load(std::span<const
       sp->max_score_ = std::max(sp->max_score_, p.score);
     }
     if (sp->pieces_.empty()) return core::invalid_error(fn, arg, a + " has no normal or user-defined pieces");
-    sp->trie_ = std::make_unique<Trie>();
+    sp->trie_ = std::make_unique<PieceTrie>();
     for (const auto& [piece, id] : sp->pieces_) sp->trie_->insert(piece, id);
   }
   return sp;
@@ -436,14 +440,7 @@ core::Result<Tokenization> SentencePiece::encode(std::string_view utf8) const {
   auto decoded = decode_utf8(utf8, "encode", "text");
   if (!decoded.ok()) return decoded.status();
   const DecodedText& text = decoded.value();
-  // byte offset in utf8 -> UTF-16 offset (a byte inside a character maps to that character's start)
-  std::vector<std::int32_t> utf16(utf8.size() + 1, 0);
-  for (std::size_t c = 0; c < text.cps.size(); ++c) {
-    for (auto b = static_cast<std::size_t>(text.byte_offset[c]); b < static_cast<std::size_t>(text.byte_offset[c + 1]); ++b) {
-      utf16[b] = text.utf16_offset[c];
-    }
-  }
-  utf16[utf8.size()] = text.utf16_offset[text.cps.size()];
+  const std::vector<std::int32_t> utf16 = utf16_of_bytes(text, utf8.size());
   std::string normalized;
   std::vector<std::size_t> n2o;
   normalize_with(proto_.normalizer, charsmap_, true, utf8, normalized, n2o);
@@ -536,7 +533,7 @@ std::string SentencePiece::decode_pieces(std::span<const std::string> pieces) co
     std::string out;
     std::vector<std::size_t> n2o;
     normalize_with(proto_.denormalizer, decharsmap_, false, text, out, n2o);
-    return out;
+    return replace_invalid_utf8(out);  // the rules' strings come from the file
   }
   return text;
 }

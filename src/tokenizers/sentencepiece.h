@@ -27,9 +27,33 @@
 #include "core/status.h"
 #include "tokenizers/precompiled_charsmap.h"
 #include "tokenizers/sentencepiece_model.h"
+#include "tokenizers/unicode.h"
 #include "tokenizers/word_char.h"
 
 namespace attnscope::tokenizers {
+
+// For each byte offset of the UTF-8 text `text` was decoded from (nbytes + 1 entries), the UTF-16 offset of the
+// character holding that byte.
+std::vector<std::int32_t> utf16_of_bytes(const DecodedText& text, std::size_t nbytes);
+
+// A byte trie over vocabulary strings (the Unigram lattice's dictionary: Darts in sentencepiece, the Trie of
+// tokenizers' models/unigram/trie.rs). step() follows one byte; value[node] is the id ending there, -1 if none.
+struct PieceTrie {
+  std::vector<std::int32_t> value{-1};
+  std::unordered_map<std::uint64_t, std::uint32_t> next;  // (node << 8 | byte) -> node
+  void insert(std::string_view key, std::int32_t id);
+  bool step(std::uint32_t& node, char c) const {
+    const auto it = next.find((static_cast<std::uint64_t>(node) << 8) | static_cast<std::uint8_t>(c));
+    if (it == next.end()) return false;
+    node = it->second;
+    return true;
+  }
+};
+
+// util.h OneCharLen: the length a UTF-8 lead byte announces (1 for a trail byte).
+inline std::size_t utf8_lead_length(char c) {
+  return static_cast<std::size_t>("\1\1\1\1\1\1\1\1\1\1\1\1\2\2\3\4"[(c & 0xFF) >> 4]);
+}
 
 // s with every occurrence of pat (non-empty) replaced by with.
 std::string replace_text(std::string_view s, std::string_view pat, std::string_view with);
@@ -71,7 +95,6 @@ class SentencePiece {
 
  private:
   SentencePiece() = default;
-  struct Trie;
   using Encoded = std::vector<std::pair<std::string_view, std::int32_t>>;
 
   bool valid(std::int32_t id) const { return id >= 0 && static_cast<std::size_t>(id) < proto_.pieces.size(); }
@@ -90,7 +113,7 @@ class SentencePiece {
   std::unordered_map<std::string, std::int32_t> reserved_;  // the other types
   std::unordered_map<std::string, std::int32_t> user_defined_;
   std::vector<std::size_t> user_lengths_;  // distinct lengths of the user-defined pieces, longest first
-  std::unique_ptr<Trie> trie_;  // Unigram: the pieces_ keys
+  std::unique_ptr<PieceTrie> trie_;  // Unigram: the pieces_ keys
   std::int32_t unk_id_ = -1;
   float min_score_ = 0, max_score_ = 0;
   std::int32_t byte_ids_[256];

@@ -129,13 +129,7 @@ core::Status SpmTokenizer::encode_part(std::string_view utf8, std::int32_t utf16
   auto decoded = decode_utf8(utf8, "encode", "text");
   if (!decoded.ok()) return decoded.status();
   const DecodedText& d = decoded.value();
-  std::vector<std::int32_t> u16_of_byte(utf8.size() + 1, 0);
-  for (std::size_t c = 0; c < d.cps.size(); ++c) {
-    for (auto b = static_cast<std::size_t>(d.byte_offset[c]); b < static_cast<std::size_t>(d.byte_offset[c + 1]); ++b) {
-      u16_of_byte[b] = d.utf16_offset[c];
-    }
-  }
-  u16_of_byte[utf8.size()] = d.utf16_offset[d.cps.size()];
+  const std::vector<std::int32_t> u16_of_byte = utf16_of_bytes(d, utf8.size());
   std::string kept;
   std::vector<std::int32_t> kept_u16;  // UTF-16 offset in utf8 of each UTF-16 unit of kept, and of its end
   for (std::size_t p = 0; p < utf8.size();) {

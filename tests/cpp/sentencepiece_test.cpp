@@ -180,3 +180,32 @@ TEST_CASE("sentencepiece: bad files give errors naming the argument and never cr
                            "(UNIGRAM, BPE)");
   }
 }
+
+TEST_CASE("tokenizer.json Unigram (T5's layout: Precompiled, WhitespaceSplit + Metaspace) against sentencepiece",
+          "[sentencepiece]") {
+  // The generator wrote t5_unigram_tokenizer.json from unigram_nfkc.model as transformers' T5Converter does; on text
+  // without its added tokens the tokenizers pipeline gives SentencePiece's ids followed by "</s>".
+  const std::string text = attnscope::test::read_text(kDir + "t5_unigram_tokenizer.json");
+  auto tok = HfTokenizer::from_json(text, "loadTokenizer", "tokenizerJson");
+  INFO(tok.status().message);
+  REQUIRE(tok.ok());
+  const auto doc = read_json(kDir + "unigram_nfkc.json");
+  std::size_t agree = 0, n = 0;
+  for (std::size_t i = 0; i < doc["strings"].size(); ++i) {
+    const std::string s = doc["strings"][i].get<std::string>();
+    if (s.find("<unk>") != std::string::npos || s.find("<s>") != std::string::npos || s.find("</s>") != std::string::npos) continue;
+    std::vector<std::int32_t> want = doc["ids"][i].get<std::vector<std::int32_t>>();
+    want.push_back(2);
+    auto got = tok.value()->encode_with_post_processor(s);
+    REQUIRE(got.ok());
+    ++n;
+    if (got.value().ids == want) {
+      ++agree;
+    } else {
+      UNSCOPED_INFO(i << " " << nlohmann::json(s).dump() << " want " << nlohmann::json(want).dump() << " got "
+                      << nlohmann::json(got.value().ids).dump());
+    }
+  }
+  INFO("tokenizer.json Unigram vs sentencepiece: " << agree << " / " << n);
+  CHECK(agree == n);
+}

@@ -404,8 +404,8 @@ TEST_CASE("HfTokenizer: malformed or unsupported tokenizer.json is an error nami
                                       "unexpected end of input; expected '[', '{', or a literal at byte 10)");
   CHECK(json_error("[1]") == "loadPretrained: tokenizer must be a JSON object (tokenizer.json), got array");
   CHECK(json_error("{}") == "loadPretrained: tokenizer.model is missing");
-  CHECK(json_error(R"({"model":{"type":"Unigram","vocab":[["a",0.5]]}})") ==
-        "loadPretrained: tokenizer.model.type 'Unigram' is not supported (BPE, WordPiece)");
+  CHECK(json_error(R"({"model":{"type":"WordLevel","vocab":{"a":0}}})") ==
+        "loadPretrained: tokenizer.model.type 'WordLevel' is not supported (BPE, WordPiece, Unigram)");
   CHECK(json_error(R"({"model":{"vocab":{}}})") == "loadPretrained: tokenizer.model.type must be a string, got null");
   CHECK(json_error(with(R"("type":"BertPreTokenizer")", R"("type":"Whitespace")")) ==
         "loadPretrained: tokenizer.pre_tokenizer type 'Whitespace' is not supported (BertPreTokenizer)");

@@ -114,8 +114,8 @@ test('loadPretrained: errors name the function, argument, field or tensor; the m
     'loadPretrained: weights must be a Uint8Array, an ArrayBuffer or a Blob/File (model.safetensors), got string');
   await throwsExactly(() => as.loadPretrained({ ...good, colour: 1 }), TypeError, "loadPretrained: unknown option 'colour'");
   await throwsExactly(() => as.loadPretrained({ ...good, tokenizer: undefined }), TypeError, 'loadPretrained: tokenizer is required');
-  await throwsExactly(() => as.loadPretrained({ ...good, tokenizer: '{"model": {"type": "Unigram"}}' }), Error,
-    "loadPretrained: tokenizer.model.type 'Unigram' is not supported (BPE, WordPiece)");
+  await throwsExactly(() => as.loadPretrained({ ...good, tokenizer: '{"model": {"type": "WordLevel"}}' }), Error,
+    "loadPretrained: tokenizer.model.type 'WordLevel' is not supported (BPE, WordPiece, Unigram)");
   await assert.rejects(() => as.loadPretrained({ ...good, weights: read('bad/bert-missing-tensor.safetensors') }),
     /^Error: loadPretrained: weights: tensor ".*" .* is missing/);
   await assert.rejects(() => as.loadPretrained({ ...good, weights: read('gpt2-lmhead-f32/model.safetensors') }),
