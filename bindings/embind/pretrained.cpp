@@ -20,6 +20,7 @@
 #include "model/hf_checkpoint.h"
 #include "model_handle.h"
 #include "tokenizers/hf_tokenizer.h"
+#include "spm_tokenizer_in.h"
 
 namespace attnscope::bindings {
 namespace {
@@ -36,8 +37,12 @@ class CheckpointHandle {
  public:
   // tokenizer: { json } (tokenizer.json text) | { vocab, merges } (GPT-2 files) | { vocab, lowercase } (vocab.txt)
   val begin(std::string config, val tokenizer, val headers, val file_sizes, val generation_config, bool weights8) {
+    // { sentencepiece } (T5's spiece.model) or { source, target, vocab } (Marian's pair): spm_tokenizer_in.h
+    std::optional<core::Result<std::unique_ptr<tokenizers::HfTokenizer>>> spm =
+        spm_tokenizer_in(tokenizer, kLoadPretrained, "tokenizer");
     core::Result<std::unique_ptr<tokenizers::HfTokenizer>> t =
-        given(tokenizer["json"])
+        spm.has_value() ? std::move(*spm)
+        : given(tokenizer["json"])
             ? tokenizers::HfTokenizer::from_json(tokenizer["json"].as<std::string>(), kLoadPretrained, "tokenizer")
         : given(tokenizer["merges"])
             ? tokenizers::HfTokenizer::from_bpe_files(tokenizer["vocab"].as<std::string>(),

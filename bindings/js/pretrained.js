@@ -9,6 +9,7 @@
 import { createOrThrow, fail, unwrap } from './errors.js';
 import { Model } from './model.js';
 import { isPlainObject, typeName } from './validate.js';
+import { sentencePieceArg } from './tokenizer.js';
 
 const FN = 'loadPretrained';
 const CHUNK = 8 << 20;                 // bytes per feed
@@ -25,7 +26,9 @@ function jsonText(name, v) {
 function tokenizerArg(v) {
   if (v === undefined || v === null) fail('TypeError', `${FN}: tokenizer is required`);
   if (typeof v === 'string') return { json: v };
-  if (!isPlainObject(v)) fail('TypeError', `${FN}: tokenizer must be tokenizer.json (string or object), { vocab, merges } or { vocab, lowercase }, got ${typeName(v)}`);
+  const spm = sentencePieceArg(FN, 'tokenizer', v); // T5's { sentencepiece }, Marian's { source, target, vocab }
+  if (spm !== null) return spm;
+  if (!isPlainObject(v)) fail('TypeError', `${FN}: tokenizer must be tokenizer.json (string or object), { vocab, merges }, { vocab, lowercase }, { sentencepiece } or { source, target, vocab }, got ${typeName(v)}`);
   if (v.model !== undefined || v.vocab === undefined) return { json: JSON.stringify(v) };
   for (const key of Object.keys(v)) {
     if (!['vocab', 'merges', 'lowercase'].includes(key)) fail('TypeError', `${FN}: unknown option 'tokenizer.${key}'`);
@@ -138,7 +141,8 @@ export async function loadPretrained(module, options) {
   const loader = new module.CheckpointHandle();
   try {
     // 0. room for the texts and the tokenizer built from them (an Error saying so when there is none)
-    const textBytes = configText.length + (generationText?.length ?? 0) + (tok.json ?? '').length + (tok.vocab ?? '').length + (tok.merges ?? '').length;
+    const textBytes = configText.length + (generationText?.length ?? 0) + (tok.json ?? '').length + (tok.vocab ?? '').length + (tok.merges ?? '').length +
+      (tok.sentencepiece?.byteLength ?? 0) + (tok.source?.byteLength ?? 0) + (tok.target?.byteLength ?? 0);
     unwrap(loader.reserve(textBytes));
     // 1. each file's header: its first chunk read once (it usually holds the whole header); the core reads the
     // header's length from its first 8 bytes (headerBytes: 0 when they are not valid, and begin() says why)
