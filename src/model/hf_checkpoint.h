@@ -84,7 +84,10 @@ class HfCheckpointLoader {
   // The same for shard `shard` (begin_shards' order); each shard's chunks in order, shards in any order.
   core::Status feed_shard(std::size_t shard, std::uint64_t offset, std::span<const std::uint8_t> bytes);
   // generation_config.json's eos_token_id (an id or a list), replacing config.json's for generate.
-  void set_end_ids(std::vector<std::int64_t> ids) { cfg_.eos_ids = std::move(ids); }
+  void set_end_ids(std::vector<std::int64_t> ids) {
+    cfg_.eos_ids = std::move(ids);
+    end_ids_arg_ = "generationConfig";
+  }
   // All data fed: checks the values and builds the model.
   core::Result<std::unique_ptr<Transformer>> finish();
 
@@ -106,6 +109,7 @@ class HfCheckpointLoader {
   core::Status write(Mapped& m, const std::uint8_t* src, std::uint64_t first_elem, std::uint64_t count);
 
   const char* op_ = "create";
+  const char* end_ids_arg_ = "config";  // where cfg_.eos_ids came from, for messages
   HfConfig cfg_;
   TextEncoder encoder_;
   Parameters params_;
