@@ -11,6 +11,7 @@
 #include <string>
 
 #include "fuzz_common.h"
+#include "fuzz_tokenizer_check.h"
 #include "tokenizers/hf_tokenizer.h"
 
 namespace {
@@ -39,40 +40,11 @@ std::string bpe_file(const std::string& merges) {
          R"(,"<|endoftext|>":256,"he":257,"ll":258,"hell":259,"hello":260,"Ġt":261},"merges":)" + merges + "}}";
 }
 
-void check_tokenizer(const HfTokenizer& tok, const std::string& text) {
-  auto r = tok.encode(text);
-  if (!fuzz::valid_utf8(text)) {
-    fuzz::check_error(r.status(), "encode");
-    return;
-  }
-  FUZZ_CHECK(r.ok(), "encode rejected valid UTF-8: %s", r.status().message.c_str());
-  const auto& t = r.value();
-  const std::size_t n = t.ids.size();
-  FUZZ_CHECK(t.tokens.size() == n && t.offsets.size() == 2 * n, "encode: sizes disagree");
-  const std::int64_t len16 = fuzz::utf16_length(text);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::string tt = tok.token_text(t.ids[i]);
-    FUZZ_CHECK(!tt.empty(), "encode: id %d unknown", t.ids[i]);
-    FUZZ_CHECK(tok.id_of(tt) == t.ids[i], "id_of(token_text(%d)) = %d", t.ids[i], tok.id_of(tt));
-    FUZZ_CHECK(static_cast<std::size_t>(t.ids[i]) < tok.vocab_size() + 1000000u, "absurd id");
-    const std::int64_t s = t.offsets[2 * i], e = t.offsets[2 * i + 1];
-    FUZZ_CHECK(0 <= s && s < e && e <= len16, "token %zu offsets [%lld, %lld) outside [0, %lld]", i,
-               static_cast<long long>(s), static_cast<long long>(e), static_cast<long long>(len16));
-  }
-  auto d = tok.decode(t.ids);
-  FUZZ_CHECK(d.ok(), "decode(encode(s)) failed: %s", d.status().message.c_str());
-  FUZZ_CHECK(fuzz::valid_utf8(d.value()), "decode output is not valid UTF-8");
-  if (tok.kind() == HfTokenizer::Kind::kBpe) FUZZ_CHECK(d.value() == text, "BPE decode(encode(s)) != s");
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 2) return 0;
-  const std::string rest(reinterpret_cast<const char*>(data) + 2, size - 2);
-  const std::size_t z = rest.find('\0');
-  const std::string part = rest.substr(0, z);
-  const std::string text = z == std::string::npos ? std::string("hello a中 cafe.") : rest.substr(z + 1);
+  const auto [part, text] = fuzz::part_and_text(data, size, "hello a中 cafe.");
   std::string file;
   switch (data[0] % 4) {
     case 0: file = part; break;
@@ -81,13 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     default: file = bpe_file(part); break;
   }
   auto r = HfTokenizer::from_json(file, "loadPretrained", "tokenizer");
-  if (!r.ok()) {
-    fuzz::check_error(r.status(), "loadPretrained");
-    FUZZ_CHECK(r.status().message.rfind("loadPretrained: tokenizer", 0) == 0, "message '%s'",
-               r.status().message.c_str());
-    FUZZ_CHECK(r.status().argument == "tokenizer", "argument '%s'", r.status().argument.c_str());
-    return 0;
-  }
-  check_tokenizer(*r.value(), text);
+  if (!fuzz::tokenizer_made(r)) return 0;
+  fuzz::check_tokenizer(*r.value(), text, true);
   return 0;
 }

@@ -39,6 +39,12 @@ val head_scores(val a) {
 }
 
 val repeated_tokens(val a) {
+  // an explicit negative bos is an error (the core reads -1 as "no bos", which only an absent bos means)
+  if (given(a["bos"]) && a["bos"].as<double>() < 0) {
+    return error_out(core::range_error("repeatedTokens", "bos",
+                                       "bos (" + std::to_string(static_cast<long long>(a["bos"].as<double>())) +
+                                           ") must be a token id (0 or more), or absent for no begin token"));
+  }
   auto r = attention::repeated_tokens(int_in(a["vocabSize"]), int_in(a["length"]),
                                       static_cast<long long>(num_in(a["seed"], 0.0)),
                                       given(a["bos"]) ? static_cast<long long>(a["bos"].as<double>()) : -1);

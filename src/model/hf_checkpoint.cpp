@@ -566,9 +566,10 @@ core::Result<std::unique_ptr<Transformer>> HfCheckpointLoader::finish() {
   const auto vocab = cfg_.description.embedding.vocab_size;
   for (const std::int64_t id : cfg_.eos_ids) {
     if (id < 0 || id >= vocab) {
-      return core::range_error(op_, "config",
-                               "config: eos_token_id " + std::to_string(id) + " is not below config.vocab_size (" +
-                                   std::to_string(vocab) + ")");
+      return core::range_error(op_, end_ids_arg_,
+                               std::string(end_ids_arg_) + ": eos_token_id " + std::to_string(id) +
+                                   " is not an id of the vocabulary (0 to " + std::to_string(vocab - 1) +
+                                   ", config.vocab_size " + std::to_string(vocab) + ")");
     }
     opt.end_ids.push_back(static_cast<std::int32_t>(id));
   }

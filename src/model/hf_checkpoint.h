@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/check.h"
 #include "core/status.h"
 #include "io/safetensors.h"
 #include "model/description.h"
@@ -104,10 +105,14 @@ class HfCheckpointLoader {
   // The same for shard `shard` (begin_shards' order); each shard's chunks in order, shards in any order.
   core::Status feed_shard(std::size_t shard, std::uint64_t offset, std::span<const std::uint8_t> bytes);
   // generation_config.json's eos_token_id (an id or a list), replacing config.json's for generate.
-  void set_end_ids(std::vector<std::int64_t> ids) { cfg_.eos_ids = std::move(ids); }
   // generation_config.json (apply_generation_config): end ids, and for encoder-decoders the start token and the
-  // beam search settings.
-  core::Status set_generation_config(std::string_view json_text) { return apply_generation_config(json_text, cfg_, op_); }
+  // beam search settings. End ids it gives are blamed on it in messages.
+  core::Status set_generation_config(std::string_view json_text) {
+    const std::vector<std::int64_t> before = cfg_.eos_ids;
+    ATTN_TRY(apply_generation_config(json_text, cfg_, op_));
+    if (cfg_.eos_ids != before) end_ids_arg_ = "generationConfig";
+    return core::Status::Ok();
+  }
   // All data fed: checks the values and builds the model.
   core::Result<std::unique_ptr<Transformer>> finish();
 
@@ -129,6 +134,7 @@ class HfCheckpointLoader {
   core::Status write(Mapped& m, const std::uint8_t* src, std::uint64_t first_elem, std::uint64_t count);
 
   const char* op_ = "create";
+  const char* end_ids_arg_ = "config";  // where cfg_.eos_ids came from, for messages
   HfConfig cfg_;
   TextEncoder encoder_;
   Parameters params_;
