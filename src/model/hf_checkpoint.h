@@ -105,6 +105,10 @@ class HfCheckpointLoader {
   // The same for shard `shard` (begin_shards' order); each shard's chunks in order, shards in any order.
   core::Status feed_shard(std::size_t shard, std::uint64_t offset, std::span<const std::uint8_t> bytes);
   // generation_config.json's eos_token_id (an id or a list), replacing config.json's for generate.
+  void set_end_ids(std::vector<std::int64_t> ids) {
+    cfg_.eos_ids = std::move(ids);
+    end_ids_arg_ = "generationConfig";
+  }
   // generation_config.json (apply_generation_config): end ids, and for encoder-decoders the start token and the
   // beam search settings. End ids it gives are blamed on it in messages.
   core::Status set_generation_config(std::string_view json_text) {

@@ -2,6 +2,7 @@
 #include "model/parameters.h"
 
 #include <cmath>
+#include <string_view>
 #include <utility>
 
 #include "core/check.h"
@@ -216,7 +217,13 @@ std::span<float> Parameters::allocate(const std::string& name) {
 }
 
 bool Parameters::stays_half(const std::string& name, const std::vector<int>& shape) {
-  return shape.size() == 2 && name != "positional.weight" && name != "token_type.weight";
+  // matrices the kernels read (projections, embedding tables); not the tables read as float rows: the position and
+  // token-type tables of either side ("source.positional.weight" too) and T5's relative bias [buckets, heads]
+  const auto ends_with = [&](std::string_view tail) {
+    return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  return shape.size() == 2 && !ends_with("positional.weight") && !ends_with("token_type.weight") &&
+         !ends_with("relative_bias");
 }
 
 Parameters::Q8Storage Parameters::allocate_q8(const std::string& name) {

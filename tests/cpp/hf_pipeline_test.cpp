@@ -198,13 +198,16 @@ TEST_CASE("HfPipeline: unsupported components are errors naming the member") {
     return t.ok() ? std::string("ok") : t.status().message;
   };
   CHECK(msg(R"(,"normalizer":{"type":"NFD"})") ==
-        "loadTokenizer: tokenizerJson.normalizer.type 'NFD' is not supported (Prepend, Replace, Lowercase, NFC, NFKC, Sequence)");
+        "loadTokenizer: tokenizerJson.normalizer.type 'NFD' is not supported (Prepend, Replace, Lowercase, NFC, NFKC, "
+        "Precompiled, Strip, Sequence)");
   CHECK(msg(R"(,"pre_tokenizer":{"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":"\\d+"},"behavior":"Isolated","invert":false}]})") ==
         "loadTokenizer: tokenizerJson.pre_tokenizer.pretokenizers[0].pattern Regex '\\\\d+' is not supported (the Llama 3, "
         "Qwen2 and GPT-2 patterns, matched exactly)");
   CHECK(msg(R"(,"post_processor":{"type":"BertProcessing"})") ==
-        "loadTokenizer: tokenizerJson.post_processor.type 'BertProcessing' is not supported (TemplateProcessing, ByteLevel, "
-        "Sequence or null)");
+        "loadTokenizer: tokenizerJson.post_processor.cls must be a [token, id] pair, got null");
+  CHECK(msg(R"(,"post_processor":{"type":"Unknown"})") ==
+        "loadTokenizer: tokenizerJson.post_processor.type 'Unknown' is not supported (TemplateProcessing, "
+        "RobertaProcessing, BertProcessing, ByteLevel, Sequence or null)");
   CHECK(msg(R"(,"decoder":{"type":"Sequence","decoders":[{"type":"WordPiece"}]})") ==
         "loadTokenizer: tokenizerJson.decoder.decoders[0].type 'WordPiece' is not supported (Replace, ByteFallback, Fuse, "
         "Strip, Metaspace, ByteLevel, Sequence)");

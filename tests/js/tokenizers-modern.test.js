@@ -182,7 +182,9 @@ test('components attnscope does not implement are errors naming them; the module
   assert.throws(() => as.loadTokenizer(tiny({ normalizer: { type: 'NFD' } })),
     /loadTokenizer: tokenizerJson\.normalizer\.type 'NFD' is not supported/);
   assert.throws(() => as.loadTokenizer(tiny({ post_processor: { type: 'RobertaProcessing' } })),
-    /loadTokenizer: tokenizerJson\.post_processor\.type 'RobertaProcessing' is not supported/);
+    /loadTokenizer: tokenizerJson\.post_processor\.cls must be a \[token, id\] pair, got null/);
+  assert.throws(() => as.loadTokenizer(tiny({ post_processor: { type: 'XlmProcessing' } })),
+    /loadTokenizer: tokenizerJson\.post_processor\.type 'XlmProcessing' is not supported/);
   assert.throws(() => as.loadTokenizer(tiny({ decoder: { type: 'CTC' } })), /tokenizerJson\.decoder\.type 'CTC' is not supported/);
   assert.throws(() => as.loadTokenizer(42), { name: 'TypeError', message: /loadTokenizer: tokenizerJson must be a string or an object/ });
   // byte fallback by hand: 'A' is not in the vocab, its byte token is; 'é' has no byte tokens and no unk: dropped

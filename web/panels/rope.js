@@ -100,10 +100,10 @@ export const rope = {
 };
 
 /** For tests and lessons: the panel's local settings (a copy) and a way to set them. */
-export const ropeLocal = {
+export const ropeLocal = Object.freeze({
   get: () => ({ ...local }),
   set(next) {
     Object.assign(local, next);
     if (last) rope.draw(last);
   },
-};
+});
