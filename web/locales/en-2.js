@@ -4,7 +4,7 @@
 import { register } from '../i18n.js';
 
 register('en', {
-  // --- h29b: attention files and compare ---
+  // --- attention files and compare ---
   'attnfile.option': 'an attention file…',
   'attnfile.choose': 'choose a file…',
   'attnfile.drop': 'Drop an attention file (.safetensors from attnscope.save, or output_attentions written to the format of API.md) here, or choose it:',
@@ -36,7 +36,7 @@ register('en', {
   'compare.byPosition': 'The texts differ: tokens paired by position ({n} each).',
   'compare.cannot': 'Cannot compare: {reason}',
   'compare.computed': 'computed: {model}',
-  // --- h27b: looking inside (lens, knock-outs, sweep, patching) ---
+  // --- looking inside (lens, knock-outs, sweep, patching) ---
   "inside.panel": "9 · Looking inside: lens, knock-outs, patching", "inside.lensTitle": "Logit lens",
   "inside.lensNote": "Every layer's output read through the final norm and the language-model head: the top-1 token at each position, coloured by its probability (hover for the top 5).",
   "inside.lensButton": "Show the lens",
@@ -61,7 +61,7 @@ register('en', {
   "inside.loss": "Loss on the text: {before} with every head, {after} without the clicked ones (Δ {delta})",
   "inside.exportSVG": "Export as SVG", "inside.exportPNG": "Export as PNG", "inside.exportCSV": "Export as CSV",
   "inside.exportJSON": "Export as JSON",
-  // --- h31b: modern checkpoints in the picker ---
+  // --- modern checkpoints in the picker ---
   'checkpoint.cancel': 'Cancel',
   'checkpoint.cancelled': 'Loading was cancelled; {what}.',
   'checkpoint.needIndex': 'model.safetensors.index.json (for the shards), or model.safetensors',
@@ -85,7 +85,7 @@ register('en', {
 });
 
 
-// --- h28p: RoPE panel, shared K/V heads, sinks ---
+// --- RoPE panel, shared K/V heads, sinks ---
 register('en', {
   'panel.rope': '3b · Rotary position embedding (RoPE)',
   'rope.fromModel': "This model's RoPE: head_dim {headDim}, θ = {theta}, scaling {type} ×{factor}, {rotary} dims rotate. Sample q and k of one head.",

@@ -4,7 +4,7 @@
 import { register } from '../i18n.js';
 
 register('zh-CN', {
-  // --- h29b: attention files and compare ---
+  // --- attention files and compare ---
   'attnfile.option': '注意力文件…',
   'attnfile.choose': '选择文件…',
   'attnfile.drop': '将注意力文件（attnscope.save 写出的 .safetensors，或按 API.md 格式保存的 output_attentions）拖到这里，或选择它：',
@@ -36,7 +36,7 @@ register('zh-CN', {
   'compare.byPosition': '两段文本不同：词元按位置配对（各 {n} 个）。',
   'compare.cannot': '无法比较：{reason}',
   'compare.computed': '计算得到：{model}',
-  // --- h27b: looking inside (lens, knock-outs, sweep, patching) ---
+  // --- looking inside (lens, knock-outs, sweep, patching) ---
   "inside.panel": "9 · 深入模型：逻辑透镜、屏蔽注意力头、激活修补", "inside.lensTitle": "逻辑透镜（logit lens）",
   "inside.lensNote": "每一层的输出都经过最终归一化和语言模型头读出：每个位置概率最高的词元，颜色表示其概率（悬停可见前 5 名）。", "inside.lensButton": "显示逻辑透镜",
   "inside.lensCaption": "每层、每个位置的第一名词元（提示中为前 {k} 名）", "inside.lensAria": "逻辑透镜表", "inside.ablateTitle": "屏蔽注意力头",
@@ -55,7 +55,7 @@ register('zh-CN', {
   "inside.before": "所有头", "inside.after": "屏蔽后", "inside.delta": "变化（百分点）",
   "inside.loss": "文本上的损失：所有头 {before}，去掉所点击的头后 {after}（变化 {delta}）", "inside.exportSVG": "导出为 SVG",
   "inside.exportPNG": "导出为 PNG", "inside.exportCSV": "导出为 CSV", "inside.exportJSON": "导出为 JSON",
-  // --- h31b: modern checkpoints in the picker ---
+  // --- modern checkpoints in the picker ---
   'checkpoint.cancel': '取消',
   'checkpoint.cancelled': '已取消加载；{what}。',
   'checkpoint.needIndex': 'model.safetensors.index.json（分片的索引），或 model.safetensors',
@@ -77,7 +77,7 @@ register('zh-CN', {
 });
 
 
-// --- h28p: RoPE panel, shared K/V heads, sinks ---
+// --- RoPE panel, shared K/V heads, sinks ---
 register('zh-CN', {
   'panel.rope': '3b · 旋转位置编码（RoPE）',
   'rope.fromModel': '本模型的 RoPE：head_dim {headDim}，θ = {theta}，缩放 {type} ×{factor}，旋转 {rotary} 维。示例为某个头的 q 和 k。',

@@ -1,4 +1,4 @@
-// The architecture of a loaded checkpoint in one line (layer: web; h31b), e.g. "Llama · 16 layers · 32 query heads
+// The architecture of a loaded checkpoint in one line (layer: web), e.g. "Llama · 16 layers · 32 query heads
 // sharing 8 K/V heads · RoPE θ 500000, llama3 ×32 · RMSNorm · SwiGLU · BF16 2.47 GB". Every fact comes from the
 // loaded model's config (bindings/embind/layout.h: what the core runs, and the stored dtype and size the loader
 // saw), never from config.json re-parsed here. Data in, text out.

@@ -11,7 +11,7 @@ const base = (f) => (f.webkitRelativePath || f.name).split('/').pop();
 /**
  * Sorts chosen files into a checkpoint: { files: { config, weights, tokenizer, generationConfig? }, missing: string[],
  * problem?: string }. `tokenizer` is tokenizer.json, or { vocab, merges } (GPT-2) / { vocab, tokenizerConfig } (BERT
- * vocab.txt). `weights` is model.safetensors, or (h31b) the shards model.safetensors.index.json lists, every one of
+ * vocab.txt). `weights` is model.safetensors, or the shards model.safetensors.index.json lists, every one of
  * which must be there (their order does not matter to as.loadPretrained); `generationConfig` is
  * generation_config.json when chosen. Other files (README, pytorch_model.bin …) are ignored.
  */

@@ -206,7 +206,7 @@ register('en', {
   's10.explain': 'Everything above the diagonal: n(n − 1)/2, here with n = {n}.',
 });
 
-// --- h28p: steps 11–13 (RoPE, shared K/V heads, sinks) ---
+// --- steps 11–13 (RoPE, shared K/V heads, sinks) ---
 register('en', {
   's11.title': 'Rotary position embedding',
   's11.short': 'RoPE',

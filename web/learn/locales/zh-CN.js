@@ -206,7 +206,7 @@ register('zh-CN', {
   's10.explain': '对角线以上的全部：n(n − 1)/2，这里 n = {n}。',
 });
 
-// --- h28p: steps 11–13 (RoPE, shared K/V heads, sinks) ---
+// --- steps 11–13 (RoPE, shared K/V heads, sinks) ---
 register('zh-CN', {
   's11.title': '旋转位置编码',
   's11.short': '旋转位置',
