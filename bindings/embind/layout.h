@@ -30,10 +30,7 @@ inline void set_layout(emscripten::val& o, const model::ModelDescription& m) {
   o.set("headDim", val(head_dim));
   o.set("norm", val(norm_name(b.norm)));
   o.set("gated", val(b.ff.gated));
-  // every activation a checkpoint block may have (createModel's own names do not include SiLU)
-  o.set("activation", val(b.activation == ops::Activation::kSilu ? "silu"
-                          : b.activation == ops::Activation::kGeluTanh ? "gelu-tanh"
-                          : b.activation == ops::Activation::kGelu ? "gelu" : "relu"));
+  o.set("activation", val(model::name_of(b.activation)));
   if (b.attn.rope) {  // every setting of the RoPE tables, which the page's RoPE panel passes to as.ropeExplain
     const ops::RopeSpec& s = b.attn.rope_spec;
     val r = val::object();

@@ -81,7 +81,8 @@ core::Result<TraceLevel> parse_trace_level(std::string_view s, const char* op, c
   return parse_enum(s, kTraceLevels, op, arg);
 }
 const char* name_of(Architecture a) { return enum_name(a, kArchitectures); }
-const char* name_of(Activation a) { return enum_name(a, kActivations); }
+// SiLU is no createModel option (kActivations are what it parses) but checkpoints have it (SwiGLU)
+const char* name_of(Activation a) { return a == Activation::kSilu ? "silu" : enum_name(a, kActivations); }
 const char* name_of(PositionalKind p) { return enum_name(p, kPositionals); }
 const char* name_of(FirstAttention a) { return enum_name(a, kFirstAttentions); }
 const char* name_of(TokenizerKind t) { return enum_name(t, kTokenizers); }
