@@ -49,7 +49,10 @@ let completing = 0; // the trace serial a completion was asked for
 const compute = createCompute({
   // only what the panels on or near the screen draw; the rest is asked for when the page is idle (completeTrace).
   // The first run: the attention maps too, wherever they are (the page's first picture)
-  next: () => ({ state: { ...state }, need: { all: scheduler.wanted(store, 'all'), full: !data.trace || scheduler.wanted(store, 'full') } }),
+  next: () => {
+    const ctx = { state, view, trace: data.trace }; // what panels' needs(ctx) read, before a run has made a context
+    return { state: { ...state }, need: { all: scheduler.wanted(ctx, 'all'), full: !data.trace || scheduler.wanted(ctx, 'full') } };
+  },
   onRun,
   onReady(info) {
     Object.assign(data.info, { ...info, ready: true, failed: false, pretrained: !!info.pretrained, bundled: info.bundled ?? [] });

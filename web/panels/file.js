@@ -13,7 +13,7 @@ const fileKey = (ctx, more = '') => `file|${ctx.serial}|${ctx.lang}|${more}`;
 export function needsModel(panel, box) {
   return {
     ...panel,
-    needs: (ctx) => (ctx.trace?.file ? [] : panel.needs(ctx)), // ctx: the store when a run asks what is wanted
+    needs: (ctx) => (ctx.trace?.file ? [] : panel.needs(ctx)), // ctx: { state, view, trace } when a run asks what is wanted
     key: (ctx) => (ctx.trace.file ? fileKey(ctx) : panel.key ? panel.key(ctx) : null),
     update: (ctx) => (ctx.trace.file ? undefined : panel.update?.(ctx)),
     draw(ctx) {
