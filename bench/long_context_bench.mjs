@@ -12,6 +12,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { layout } from '../tests/js/support/safetensors.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name, fallback) => {
@@ -45,19 +46,8 @@ function checkpoint(layers) {
       [`${p}self_attn.v_proj.weight`, [kv * hd, d]], [`${p}self_attn.o_proj.weight`, [d, heads * hd]],
       [`${p}mlp.gate_proj.weight`, [ff, d]], [`${p}mlp.up_proj.weight`, [ff, d]], [`${p}mlp.down_proj.weight`, [d, ff]]);
   }
-  const header = {};
-  let offset = 0;
-  for (const [name, shape] of tensors) {
-    const bytes = shape.reduce((a, b) => a * b, 1) * 2;
-    header[name] = { dtype: 'BF16', shape, data_offsets: [offset, offset + bytes] };
-    offset += bytes;
-  }
-  let json = JSON.stringify(header);
-  json += ' '.repeat((8 - (json.length % 8)) % 8);
-  const out = new Uint8Array(8 + json.length + offset);
-  new DataView(out.buffer).setBigUint64(0, BigInt(json.length), true);
-  out.set(new TextEncoder().encode(json), 8);
-  const data = new Uint16Array(out.buffer, 8 + json.length, offset / 2);
+  const file = layout(tensors.map(([name, shape]) => ({ name, dtype: 'BF16', shape })));
+  const data = new Uint16Array(file.data.buffer, file.data.byteOffset, file.data.byteLength / 2);
   const f = new Float32Array(1);
   const u = new Uint32Array(f.buffer);
   let s = 12345;
@@ -74,7 +64,7 @@ function checkpoint(layers) {
       data[at++] = u[0] >>> 16;
     }
   }
-  return out;
+  return file.bytes;
 }
 
 async function child(n, mode) {

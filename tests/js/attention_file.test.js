@@ -13,6 +13,7 @@ import {
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadAs, root, SIMD } from './helpers.js';
+import { headerBytes } from './support/safetensors.mjs';
 import { openAttentionFile } from '../../bindings/js/attention_file.js';
 import { loadModule } from '../../bindings/js/loader.js';
 
@@ -112,16 +113,13 @@ function sparseBigFile(dir) {
   const tokens = Array.from({ length: n }, (_, i) => `t${i}`);
   const header = { __metadata__: { tokens: JSON.stringify(tokens), model: 'sparse' } };
   for (let l = 0; l < L; l++) header[`attentions.${l}`] = { dtype: 'F32', shape: [1, H, n, n], data_offsets: [l * per, (l + 1) * per] };
-  let text = JSON.stringify(header);
-  text += ' '.repeat((8 - (text.length % 8)) % 8);
-  const prefix = Buffer.alloc(8);
-  prefix.writeBigUInt64LE(BigInt(text.length));
+  const head = headerBytes(header);
   const file = path.join(dir, 'big.safetensors');
   const fd = openSync(file, 'w');
-  writeSync(fd, Buffer.concat([prefix, Buffer.from(text)]));
-  ftruncateSync(fd, 8 + text.length + L * per);
+  writeSync(fd, head);
+  ftruncateSync(fd, head.length + L * per);
   closeSync(fd);
-  return { file, size: 8 + text.length + L * per, n };
+  return { file, size: head.length + L * per, n };
 }
 
 test('a 4 GiB attention file opens from a file handle, reading its header and one head', async (t) => {

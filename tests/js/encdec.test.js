@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
 import { createAttnScope } from 'attnscope';
 import { assertClose, SIMD } from './helpers.js';
+import { join, split } from './support/safetensors.mjs';
 
 const as = await createAttnScope({ simd: SIMD });
 const DIR = new URL('../fixtures/encdec/', import.meta.url);
@@ -29,22 +30,6 @@ function rejectsExactly(fn, message) {
     assert.equal(e.message, message);
     return true;
   });
-}
-
-// A safetensors file as { header, data } and back (header padded with spaces to a multiple of 8).
-function split(bytes) {
-  const len = Number(new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getBigUint64(0, true));
-  return { header: JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + len))), data: bytes.subarray(8 + len) };
-}
-function join(header, data) {
-  let h = JSON.stringify(header);
-  h += ' '.repeat((8 - (h.length % 8)) % 8);
-  const hb = new TextEncoder().encode(h);
-  const out = new Uint8Array(8 + hb.length + data.length);
-  new DataView(out.buffer).setBigUint64(0, BigInt(hb.length), true);
-  out.set(hb, 8);
-  out.set(data, 8 + hb.length);
-  return out;
 }
 
 // The file without tensor `name` (the others re-packed contiguously).

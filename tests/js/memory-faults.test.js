@@ -15,6 +15,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createAttnScope } from 'attnscope';
 import { SIMD } from './helpers.js';
+import { layout } from './support/safetensors.mjs';
 
 const DIR = new URL('../fixtures/modern/llama-f32-untied-gqa-llama3/', import.meta.url);
 const TOKENIZER = readFileSync(new URL('tokenizer.json', DIR), 'utf8');
@@ -26,26 +27,15 @@ function safetensors(tensors, seed = 1) {
     s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
     return s / 2 ** 32 * 0.2 - 0.1;
   };
-  const header = {};
-  let offset = 0;
-  for (const [name, shape] of tensors) {
-    const bytes = shape.reduce((a, b) => a * b, 1) * 4;
-    header[name] = { dtype: 'F32', shape, data_offsets: [offset, offset + bytes] };
-    offset += bytes;
-  }
-  let json = JSON.stringify(header);
-  json += ' '.repeat((8 - (json.length % 8)) % 8);
-  const out = new Uint8Array(8 + json.length + offset);
-  new DataView(out.buffer).setBigUint64(0, BigInt(json.length), true);
-  out.set(new TextEncoder().encode(json), 8);
-  const data = new Float32Array(out.buffer, 8 + json.length, offset / 4);
+  const file = layout(tensors.map(([name, shape]) => ({ name, dtype: 'F32', shape })));
+  const data = new Float32Array(file.data.buffer, file.data.byteOffset, file.data.byteLength / 4);
   for (let i = 0; i < data.length; i++) data[i] = rand();
   for (const [name, shape] of tensors) { // RMSNorm weights near 1
     if (!name.endsWith('norm.weight')) continue;
-    const [a] = header[name].data_offsets;
+    const [a] = file.offsets.get(name);
     data.fill(1, a / 4, a / 4 + shape[0]);
   }
-  return out;
+  return file.bytes;
 }
 
 const D = 256;

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createAttnScope } from 'attnscope';
 import { makeGpt2TokenizerJson } from '../fixtures/hf/make_gpt2_tokenizer_json.mjs';
+import { join } from './support/safetensors.mjs';
 
 const as = await createAttnScope({ simd: process.env.ATTNSCOPE_SIMD === 'false' ? false : 'auto' });
 const HF = new URL('../fixtures/hf/', import.meta.url);
@@ -99,11 +100,7 @@ test('soak: loading and deleting the checkpoint 20 times returns its memory', as
 /** A small safetensors file whose header claims wte [vocab, width] F32 (data absent). */
 function hugeCheckpoint(vocab, width) {
   const bytes = vocab * width * 4;
-  const head = JSON.stringify({ 'wte.weight': { dtype: 'F32', shape: [vocab, width], data_offsets: [0, bytes] } });
-  const out = new Uint8Array(8 + head.length + 64);
-  new DataView(out.buffer).setBigUint64(0, BigInt(head.length), true);
-  out.set(new TextEncoder().encode(head), 8);
-  return out;
+  return join({ 'wte.weight': { dtype: 'F32', shape: [vocab, width], data_offsets: [0, bytes] } }, new Uint8Array(64));
 }
 
 test('soak: a checkpoint claiming more than 4 GB of parameters fails before allocating; the module keeps working', async () => {

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { createAttnScope } from 'attnscope';
 import { makeGpt2TokenizerJson } from '../fixtures/hf/make_gpt2_tokenizer_json.mjs';
 import { mulberry32 } from '../../web/rng.js';
+import { headerBytes } from './support/safetensors.mjs';
 
 const as = await createAttnScope({ simd: process.env.ATTNSCOPE_SIMD === 'false' ? false : 'auto' });
 const HF = new URL('../fixtures/hf/', import.meta.url);
@@ -109,11 +110,7 @@ function pngRenamed() {
   return b;
 }
 function headerClaiming(bytes) {
-  const head = JSON.stringify({ 'wte.weight': { dtype: 'F32', shape: [50257, 8], data_offsets: [0, bytes] } });
-  const b = new Uint8Array(8 + head.length);
-  new DataView(b.buffer).setBigUint64(0, BigInt(head.length), true);
-  b.set(new TextEncoder().encode(head), 8);
-  return b;
+  return headerBytes({ 'wte.weight': { dtype: 'F32', shape: [50257, 8], data_offsets: [0, bytes] } });
 }
 function hugeHeaderLength() {
   const b = new Uint8Array(16);
