@@ -19,7 +19,8 @@ inline const char* norm_name(model::NormKind k) {
 }
 
 // { numKeyValueHeads, headDim, norm, gated, rope: { theta, type, factor, rotaryDim, maxPositions, lowFreqFactor,
-//   highFreqFactor, originalMaxPositions, attentionFactor, betaFast, betaSlow } | null, slidingWindow,
+//   highFreqFactor, originalMaxPositions, attentionFactor, betaFast, betaSlow } | null, relativeBias: { buckets,
+//   maxDistance } | null, slidingWindow,
 //   globalLayers (layers without a window), attnSoftcap, finalSoftcap, qkNorm } of the main stack's first block.
 inline void set_layout(emscripten::val& o, const model::ModelDescription& m) {
   using emscripten::val;
@@ -48,6 +49,14 @@ inline void set_layout(emscripten::val& o, const model::ModelDescription& m) {
     o.set("rope", r);
   } else {
     o.set("rope", val::null());
+  }
+  if (b.attn.relative_buckets > 0) {  // T5's relative position bias: positions enter as a bias on the scores
+    val r = val::object();
+    r.set("buckets", val(b.attn.relative_buckets));
+    r.set("maxDistance", val(b.attn.relative_max_distance));
+    o.set("relativeBias", r);
+  } else {
+    o.set("relativeBias", val::null());
   }
   int window = 0, global = 0;
   for (const model::BlockSpec& x : m.main.blocks) {

@@ -79,6 +79,9 @@ for (const lang of ['en', 'zh-CN']) {
       ? /Llama · 2 层 · 4 个查询头共享 2 个 K\/V 头 · RoPE θ 500, llama3 ×8 · RMSNorm · SwiGLU · F32 50 kB/
       : /^Loaded in [\d.]+ s: Llama · 2 layers · 4 query heads sharing 2 K\/V heads · RoPE θ 500, llama3 ×8 · RMSNorm · SwiGLU · F32 50 kB\.$/);
     await checkTrace(page, llama, 'llama');
+    // positions are a rotation inside attention: panel 3 says so and adds no (zero) PE table between E and X
+    assert.match(await page.textContent('#positional-view .note'), zh ? /RoPE，θ = 500/ : /^Rotary positions \(RoPE, θ = 500\): no table is added/);
+    assert.equal(await page.locator('#positional-view canvas[data-name="pe"]').count(), 0);
     // every layer × head reachable: a tab per layer, the model view's tiles for every layer × head
     assert.equal(await page.locator('#attention-view .tab').count(), 2);
     assert.equal(await page.locator('#model-view [data-layer][data-head]').count() >= 2 * 4 || await page.locator('canvas[data-kind="attention"]').count() >= 1, true);

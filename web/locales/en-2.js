@@ -120,4 +120,7 @@ register('en', {
   'gqa.group': 'K/V head {g}: {heads}',
   'gqa.cache': 'KV cache at {tokens} tokens (16-bit): {shared}, against {full} if every query head kept its own ({ratio}× smaller).',
   'gqa.step': 'Query head H{h} reads K/V head {g} of {kv} (shared by {n} query heads): its K and V below are that head\'s.',
+  // --- coordinator: positions inside attention ---
+  'positional.rope': 'Rotary positions (RoPE, θ = {theta}): no table is added to the input. Each layer turns its queries and keys by an angle that grows with the position, so a score depends on how far apart two tokens are (panel 3b).',
+  'positional.relative': 'Relative position bias (T5): no table is added to the input. Each attention adds a learned bias per head to a score, chosen by how far apart the two tokens are ({buckets} buckets, up to {maxDistance} tokens).',
 });

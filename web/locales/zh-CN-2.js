@@ -112,4 +112,7 @@ register('zh-CN', {
   'gqa.group': '键值头 {g}：{heads}',
   'gqa.cache': '{tokens} 个词元时的 KV 缓存（16 位）：{shared}；若每个查询头都有自己的键值则为 {full}（小 {ratio} 倍）。',
   'gqa.step': '查询头 H{h} 读取第 {g} 个键值头（共 {kv} 个，每个由 {n} 个查询头共用）：下面的 K 和 V 是这个头的。',
+  // --- coordinator: positions inside attention ---
+  'positional.rope': '旋转位置编码（RoPE，θ = {theta}）：输入不加位置表。每一层按位置把查询和键旋转一个随位置增大的角度，因此得分取决于两个词元相隔多远（面板 3b）。',
+  'positional.relative': '相对位置偏置（T5）：输入不加位置表。每个注意力按两个词元相隔的距离，为每个头的得分加上一个学到的偏置（{buckets} 个桶，最远 {maxDistance} 个词元）。',
 });

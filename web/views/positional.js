@@ -41,7 +41,12 @@ export function positionalView({ trace, state, width, selected, onSelect }) {
   const kind = trace.config?.positional ?? state.positional; // the model's own (a loaded model ignores the controls)
   const base = trace.config?.positionalBase ?? state.base;
   const body = h('div', { class: 'view-body' });
-  if (kind === 'none') {
+  const inside = trace.config?.rope ? 'rope' : trace.config?.relativeBias ? 'relative' : null; // positions enter inside attention
+  if (inside === 'rope') {
+    body.append(h('p', { class: 'note', text: t('positional.rope', { theta: trace.config.rope.theta }) }));
+  } else if (inside === 'relative') {
+    body.append(h('p', { class: 'note', text: t('positional.relative', trace.config.relativeBias) }));
+  } else if (kind === 'none') {
     body.append(h('p', { class: 'note', text: t('positional.off') }));
   } else if (kind === 'learned') {
     body.append(h('p', { class: 'note', text: t(trace.config?.seed != null ? 'positional.learnedSeeded' : 'positional.learnedTrained') }));
@@ -61,9 +66,10 @@ export function positionalView({ trace, state, width, selected, onSelect }) {
   const third = width >= 900 ? (width - 40) / 3 : width;
   const common = { rows: n, cols: d, rowLabels: trace.tokens, rowName: t('axis.token'), colName: t('axis.dim'), width: third, cellMax: 16, selectedRow: selected, onCell: onSelect && ((i) => onSelect(i)) };
   const lim = Math.max(1, ...[trace.embeddings, trace.input].map((v) => colors.domainOf(v, 'signed')[1]));
+  const added = !inside && kind !== 'none'; // a table is added to E: show it between E and X
   body.append(h('div', { class: 'row-3' },
     heatmap({ ...common, values: trace.embeddings, map: colors.signed, domain: [-lim, lim], title: t('positional.e'), dataset: { name: 'e' } }),
-    heatmap({ ...common, values: trace.positional, map: colors.signed, domain: [-lim, lim], title: t('positional.pe'), dataset: { name: 'pe' } }),
+    added ? heatmap({ ...common, values: trace.positional, map: colors.signed, domain: [-lim, lim], title: t('positional.pe'), dataset: { name: 'pe' } }) : null,
     heatmap({ ...common, values: trace.input, map: colors.signed, domain: [-lim, lim], title: t('positional.x'), dataset: { name: 'input' } })));
   return body;
 }
