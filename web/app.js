@@ -126,6 +126,7 @@ function context() {
   if (!trace) return null;
   return {
     trace, traceState: data.traceState, state, view, serial: data.serial, runs: data.runs, lang: document.documentElement.lang,
+    checkpoint: data.info.checkpoint, // the loaded checkpoint (a new object per load)
     generation: models.generation, act, width: {},
     has: (what) => traceHas(trace, state.layer, what),
     keep: (id) => scheduler.keep(id),

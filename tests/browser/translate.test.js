@@ -132,7 +132,7 @@ for (const lang of ['en', 'zh-CN']) {
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('Enter');
     await shows(page, { step: 2 });
-    if (lang === 'en') await page.screenshot({ path: path.join(shots, 'translate-dates-desktop-en.png'), fullPage: false });
+    if (lang === 'en') await page.locator('#panel-translate').screenshot({ path: path.join(shots, 'translate-dates-desktop-en.png') });
     // exports: the CSV is the map drawn; the SVGs parse and name the tokens
     const csv = (await download(page, 'heatmap', 'csv')).body.toString('utf8');
     sameCells(csvMatrix(csv, S).flat(), ref.cross[1].subarray(2 * T * S, 3 * T * S), 0, 'heatmap CSV');
@@ -175,7 +175,7 @@ for (const lang of ['en', 'zh-CN']) {
     assert.match(await page.textContent('#translate-status'), lang === 'en' ? /^beam search, 3 beams: 10 tokens, then the end token/ : /^束搜索，3 束：10 个词元，随后是结束词元/);
     assert.deepEqual(await axeProblems(page), [], `axe (${lang})`);
     assert.equal(await errorText(page), null);
-    if (lang === 'zh-CN') await page.screenshot({ path: path.join(shots, 'translate-dates-desktop-zh.png'), fullPage: false });
+    if (lang === 'zh-CN') await page.locator('#panel-translate').screenshot({ path: path.join(shots, 'translate-dates-desktop-zh.png') });
     console.log(`dates (${lang}): ${T} steps × ${S} source tokens, mean over heads max error ${meanErr.toExponential(2)}`);
     clean(rec);
     await page.close();
@@ -226,7 +226,7 @@ for (const lang of ['en', 'zh-CN']) {
       const beam = await reference('checkpoint', MARIAN_TEXT, 3);
       const wb = crossMap(beam, { layer: 1, head: 3, words: true });
       sameCells((await cells(page)).values, wb.values, 0, 'marian beam search');
-      if (lang === 'en') await page.screenshot({ path: path.join(shots, 'translate-marian-desktop-en.png'), fullPage: false });
+      await page.locator('#panel-translate').screenshot({ path: path.join(shots, `translate-marian-desktop-${lang === 'en' ? 'en' : 'zh'}.png`) });
       assert.deepEqual(await axeProblems(page), [], `axe (${lang}, marian-shaped)`);
       // a truncated source.spm: the message names it, the model stays
       const bad = ck.files.map((f) => (f.name === 'source.spm' ? { ...f, buffer: f.buffer.subarray(0, 100) } : f));
@@ -236,6 +236,19 @@ for (const lang of ['en', 'zh-CN']) {
       assert.equal(await page.getAttribute('#ckpt-msg', 'role'), 'alert');
       assert.match(await page.evaluate(() => window.__attnscope.info.checkpoint?.label ?? ''), /^Marian · /, 'the Marian model stays');
       assert.equal(await page.isVisible('#panel-translate'), true);
+      // another checkpoint of the same shape (other weights): the view translates with it, not the last one
+      const other = marianShaped(root, { seed: 7 });
+      await chooseModel(page, other.files);
+      const second = await as.loadPretrained(other.load);
+      pipeline.checkpoint = second;
+      try {
+        const ref2 = await reference('checkpoint', MARIAN_TEXT, 3);
+        assert.notDeepEqual(ref2.written.tokens, beam.written.tokens);
+        await page.waitForFunction((want) => JSON.stringify([...document.querySelectorAll('#translate-view .tr-target button')].map((b) => b.title)) === want,
+          JSON.stringify(crossMap(ref2, { layer: 1, head: 3, words: true }).rows), { timeout: 60000 });
+      } finally {
+        second.delete();
+      }
     } finally {
       model.delete();
       pipeline.checkpoint = null;

@@ -16,6 +16,13 @@ const shown = {
   beams: 1, layer: 0, head: 'mean', words: false, step: null, focus: false, key: null, tr: null, error: null, asked: null, ms: 0,
 };
 
+const loads = new WeakMap(); // a loaded checkpoint (ctx.checkpoint) → its number: a newer load is another model
+let loaded = 0;
+const loadOf = (ck) => {
+  if (ck && !loads.has(ck)) loads.set(ck, ++loaded);
+  return ck ? loads.get(ck) : 0;
+};
+
 /** Whether the trace on screen is a loaded encoder–decoder model's (the panel shows only for those). */
 const applies = (ctx) => !ctx.trace.example && ctx.traceState?.mode === 'text' && !['random', 'file'].includes(ctx.traceState.model)
   && ctx.trace.config?.architecture === 'encoder-decoder';
@@ -28,7 +35,7 @@ const titleOf = (layer, head) => t('translate.mapTitle', {
 function statusOf(tr) {
   const how = tr.numBeams > 1 ? t('translate.beams', { n: tr.numBeams }) : t('translate.greedy');
   const n = tr.written.tokens.length - (tr.stoppedAtEnd ? 1 : 0);
-  return t(tr.stoppedAtEnd ? 'translate.statusEnd' : 'translate.statusCut', { how, n, s: (tr.generateMs / 1000).toFixed(2) });
+  return t(tr.stoppedAtEnd ? 'translate.statusEnd' : 'translate.statusCut', { how, n, s: (tr.generateMs / 1000).toFixed(tr.generateMs < 100 ? 3 : 2) });
 }
 
 function doExport(map, what, format) {
@@ -55,7 +62,7 @@ export const translate = {
       return null;
     }
     const st = ctx.traceState;
-    const key = JSON.stringify([st.model, st.text, shown.beams]);
+    const key = JSON.stringify([st.model, st.model === 'checkpoint' ? loadOf(ctx.checkpoint) : 0, st.text, shown.beams]);
     if (shown.key !== key) { // a new input, model or beam count: ask the worker, draw when it answers
       shown.key = key;
       shown.tr = null;

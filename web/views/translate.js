@@ -94,7 +94,7 @@ function stepLine(o) {
     h('p', { dataset: { step, strongest: top.j, weight: top.weight } }, t('translate.stepRead', {
       k: step + 1, n: R, read: tokenLabel(tr.read.tokens[piece], 24), wrote: tokenLabel(map.rows[step], 24),
       token: tokenLabel(map.cols[top.j], 24), w: fmt(top.weight, 3),
-    })), h('div', { class: 'ctl-row' }, prev, next));
+    })), h('div', { class: 'tr-nav' }, prev, next));
 }
 
 /** One export bar: `what` ('heatmap' | 'alignment'), a button per format. */
