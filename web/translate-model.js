@@ -77,13 +77,13 @@ export function strongest(map, i) {
 const GAP = 12; // px between two tokens of a row
 const PAD = 8; // px around a token's text
 
-/** One row of token boxes spread over `width`: [{ x (centre), w (box), label }]. */
-function rowLayout(labels, width) {
+/** One row of token boxes spread over `width` from `left`: [{ x (centre), w (box), label }]. */
+function rowLayout(labels, width, left) {
   const ws = labels.map((l) => textWidth(l, 12) + 2 * PAD);
   const natural = ws.reduce((a, b) => a + b, 0);
   const gap = labels.length > 1 ? Math.max(GAP, (width - natural) / (labels.length - 1)) : 0;
   const used = natural + gap * Math.max(0, labels.length - 1);
-  let x = Math.max(0, (width - used) / 2);
+  let x = left + Math.max(0, (width - used) / 2);
   return labels.map((label, k) => {
     const box = { x: x + ws[k] / 2, w: ws[k], label };
     x += ws[k] + gap;
@@ -104,14 +104,15 @@ const rowWidth = (labels) => labels.reduce((a, l) => a + textWidth(l, 12) + 2 * 
 export function alignmentTree(map, { width = 480, selected = null, floor = 0.02, color = '#3b6fb6', title = '', labels = (x) => x } = {}) {
   const top = map.cols.map(labels);
   const bottom = map.rows.map(labels);
-  const W = Math.ceil(Math.max(width, rowWidth(top), rowWidth(bottom)) + 4);
+  const inner = Math.ceil(Math.max(width - 4, rowWidth(top), rowWidth(bottom)));
+  const W = inner + 4; // 2 px beside the boxes, so that their borders are not cut
   const BOX = 22;
   const titleH = title ? 22 : 0;
   const yTop = titleH + 4;
   const yBottom = yTop + BOX + Math.max(90, Math.min(200, 8 * Math.max(top.length, bottom.length)));
   const H = yBottom + BOX + 4;
-  const src = rowLayout(top, W);
-  const tgt = rowLayout(bottom, W);
+  const src = rowLayout(top, inner, 2);
+  const tgt = rowLayout(bottom, inner, 2);
   const hi = map.domain[1] || 1;
   const C = map.cols.length;
   const lines = [];

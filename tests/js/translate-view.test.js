@@ -6,6 +6,8 @@
 // in float64; the alignment figure draws one line per weight above its floor and escapes the tokens.
 import test from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { loadAs, root } from './helpers.js';
 import { Pipeline } from '../../web/pipeline.js';
 import { translateWork, END } from '../../web/translate-work.js';
@@ -140,4 +142,18 @@ test('alignmentTree: one line per weight above the floor, the chosen step strong
   assert.match(svg, /<text[^>]*>&lt;\/s&gt;<\/text>/, 'the end token written escaped');
   assert.match(svg, /a &lt;b&gt;/);
   assert.doesNotMatch(svg, /<b>/);
+});
+
+test("model.config.checkpoint.modelType of an encoder–decoder checkpoint is its config.json's model_type (it read 'gpt2')", async () => {
+  const dir = path.join(root, 'tests', 'fixtures', 'encdec');
+  for (const name of ['marian-f32', 'bart-f16', 'mbart-bf16-untied', 't5-f32-relu-untied', 'mt5-f16']) {
+    const read = (f) => readFileSync(path.join(dir, name, f));
+    const config = read('config.json').toString('utf8');
+    const model = await as.loadPretrained({ config, weights: read('model.safetensors'), tokenizer: read('tokenizer.json').toString('utf8') });
+    try {
+      assert.equal(model.config.checkpoint.modelType, JSON.parse(config).model_type, name);
+    } finally {
+      model.delete();
+    }
+  }
 });

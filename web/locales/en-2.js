@@ -150,7 +150,7 @@ register('en', {
   'translate.alignTitle': 'Alignment: source above, target below; darker and thicker lines carry more weight',
   'translate.alignAria': 'Alignment of {n} target tokens to {m} source tokens ({title}): lines from each source token to each target token, weighted by attention',
   'translate.exportHeatmap': 'Export the heatmap',
-  'translate.exportAlignment': 'the alignment',
+  'translate.exportAlignment': 'Export the alignment',
   'translate.exportAria': '{what} as {f}',
   'checkpoint.aboutEncDec': 'And translation models: T5 / Flan-T5 / mT5 and BART / mBART (tokenizer.json, or spiece.model for T5), Marian opus-mt-* (source.spm, target.spm and vocab.json): the translation view shows their cross-attention.',
   'checkpoint.needMarian': '{files} (Marian: source.spm, target.spm and vocab.json)',
