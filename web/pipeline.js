@@ -234,7 +234,10 @@ export class Pipeline {
     const out = model.generate(s.text, { maxNewTokens: 64 });
     const grow = s.grow > 0 && s.grow < out.ids.length;
     const shown = grow ? model.generate(s.text, { maxNewTokens: s.grow }) : out;
-    const trace = this.traced(model, s, { source: s.text, target: shown.text }, {}, need);
+    // a checkpoint's decoder reads the generated ids themselves (its text may tokenize otherwise: SentencePiece adds a
+    // '▁' before it), so the attention drawn is that of the returned sequence
+    const ids = model.config.decoderStartTokenId !== undefined ? { targetIds: Array.from(shown.ids) } : {};
+    const trace = this.traced(model, s, { source: s.text, target: shown.text, ...ids }, {}, need);
     trace.generated = { text: out.text, tokens: out.tokens, count: out.ids.length, shown: shown.ids.length };
     return trace;
   }
@@ -249,7 +252,8 @@ export class Pipeline {
     const layers = c.architecture === 'encoder-decoder' ? c.numDecoderLayers : c.numLayers;
     const options = { trace: need.all ? 'weights' : 'none', full: need.full ? [Math.max(0, Math.min(s.layer, layers - 1))] : [], ...pad };
     if (c.positional === 'sinusoidal') options.positionalTable = s.pePositions;
-    const trace = model.run(texts.text ?? { source: texts.source, target: texts.target }, options);
+    const pair = texts.targetIds ? { source: texts.source, targetIds: texts.targetIds } : { source: texts.source, target: texts.target };
+    const trace = model.run(texts.text ?? pair, options);
     if (trace.n > MAX_TOKENS) throw new RangeError(`the input has ${trace.n} tokens; the page shows at most ${MAX_TOKENS}`);
     // an encoder–decoder's source is drawn too (encoder grid, cross-attention columns)
     if (trace.source?.n > MAX_TOKENS) throw new RangeError(`the source has ${trace.source.n} tokens; the page shows at most ${MAX_TOKENS}`);

@@ -205,6 +205,10 @@ for (const lang of ['en', 'zh-CN']) {
       const S = ref.source.tokens.length;
       assert.deepEqual(await page.locator('#translate-view .tr-source [role="listitem"]').evaluateAll((xs) => xs.map((x) => x.title)), ref.source.tokens);
       assert.deepEqual(await page.locator('#translate-view .tr-target button').evaluateAll((bs) => bs.map((b) => b.title)), ref.written.tokens);
+      // the attention panel's trace is the returned sequence too: the start token and the generated ids (its text
+      // re-tokenized would begin with a '▁' piece the model never wrote)
+      const g = model.generate(MARIAN_TEXT, { maxNewTokens: 64 });
+      assert.deepEqual(await page.evaluate(() => Array.from(window.__attnscope.trace.ids)), [ck.config.decoder_start_token_id, ...g.ids]);
       for (const [layer, head] of [[0, 0], [1, 3]]) {
         await page.selectOption('#translate-layer', String(layer));
         await page.selectOption('#translate-head', String(head));
