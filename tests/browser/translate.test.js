@@ -263,9 +263,10 @@ for (const lang of ['en', 'zh-CN']) {
   });
 }
 
-test('translation view: a phone (390×844), EN and 中文 — no sideways scroll, the alignment scrolls in its own box', async () => {
-  for (const lang of ['en', 'zh-CN']) {
-    const { page, rec } = await open(`#model=dates&text=${encodeURIComponent('Sunday, 22 November 2026')}&lang=${lang}`, { width: 390, height: 844 });
+test('translation view: a phone (390×844), EN (light) and 中文 (dark) — no sideways scroll, the alignment scrolls in its own box', async () => {
+  for (const [lang, scheme] of [['en', 'light'], ['zh-CN', 'dark']]) {
+    const { page, rec } = await open(`#model=dates&text=${encodeURIComponent('Sunday, 22 November 2026')}&lang=${lang}`, { width: 390, height: 844 },
+      undefined, (p) => p.emulateMedia({ colorScheme: scheme }));
     await shows(page, { beams: 1 });
     await page.click('#translate-view .tr-target button[data-index="3"]');
     await shows(page, { step: 3 });
@@ -273,7 +274,7 @@ test('translation view: a phone (390×844), EN and 中文 — no sideways scroll
     assert.ok(overflow <= 0, `no horizontal scroll on a phone (${overflow}px over, ${lang})`);
     await page.locator('#panel-translate').scrollIntoViewIfNeeded();
     await page.screenshot({ path: path.join(shots, `translate-dates-phone-${lang === 'en' ? 'en' : 'zh'}.png`) });
-    assert.deepEqual(await axeProblems(page), [], `axe (phone, ${lang})`);
+    assert.deepEqual(await axeProblems(page), [], `axe (phone, ${lang}, ${scheme})`);
     clean(rec);
     await page.close();
   }
