@@ -248,13 +248,15 @@ export function gpt2Bytes() {
 
 /**
  * How a model's tokens mark words: 'bpe' (GPT-2 byte-level, 'Ġ' = a leading space), 'wordpiece' ('##' =
- * continues the word), 'char' (one character per token) or 'word' (every token is a word).
+ * continues the word), 'sentencepiece' ('▁' = a leading space: T5, Marian, mBART), 'char' (one character per
+ * token) or 'word' (every token is a word).
  */
 export function tokenScheme(tokens) {
   const plain = tokens.filter((t) => !SPECIAL.test(t));
   if (plain.some((t) => t.length > 2 && t.startsWith('##'))) return 'wordpiece';
   const bytes = gpt2Bytes();
   if (plain.some((t) => /[ĠĊ]/.test(t)) && plain.every((t) => Array.from(t).every((c) => bytes.has(c)))) return 'bpe';
+  if (plain.some((t) => t.startsWith('▁'))) return 'sentencepiece';
   if (plain.length && plain.every((t) => Array.from(t).length === 1)) return 'char';
   return 'word';
 }
@@ -263,7 +265,8 @@ export function tokenScheme(tokens) {
  * Word groups of a token sequence: { groups: Int32Array (word index per token), words: string[] (each word's
  * text) }. A new word starts at a token that begins with whitespace or follows whitespace ('Ġ' for GPT-2's
  * BPE, a space token for characters), at a CJK character and after one (each CJK character is a word), at
- * every WordPiece token not starting with '##', and at special tokens (<s>, [CLS], <|endoftext|>, <pad>: each
+ * every WordPiece token not starting with '##', at a SentencePiece token starting with '▁' (a lone '▁' joins the
+ * next token's word), and at special tokens (<s>, [CLS], <|endoftext|>, <pad>: each
  * a word). A GPT-2 token that starts inside a multi-byte character (a CJK character split over byte tokens)
  * stays with the word of that character. `scheme` defaults to tokenScheme(tokens). With `spans` = { text,
  * offsets } (the text and the tokens' [start, end) UTF-16 offsets, as model.run gives them), whitespace the
@@ -271,8 +274,8 @@ export function tokenScheme(tokens) {
  */
 export function wordGroups(tokens, scheme = tokenScheme(tokens), spans = null) {
   if (!Array.isArray(tokens)) throw new TypeError(`wordGroups: tokens (${typeof tokens}) must be an array of strings`);
-  if (!['bpe', 'wordpiece', 'char', 'word'].includes(scheme)) {
-    throw new RangeError(`wordGroups: scheme ('${scheme}') must be one of bpe, wordpiece, char, word`);
+  if (!['bpe', 'wordpiece', 'sentencepiece', 'char', 'word'].includes(scheme)) {
+    throw new RangeError(`wordGroups: scheme ('${scheme}') must be one of bpe, wordpiece, sentencepiece, char, word`);
   }
   const n = tokens.length;
   const groups = new Int32Array(n);
@@ -307,7 +310,10 @@ export function wordGroups(tokens, scheme = tokenScheme(tokens), spans = null) {
       if (!SPECIAL.test(t) && chars[i].length === 0) mid[i] = 1; // only continuation bytes
     });
   } else {
-    tokens.forEach((t, i) => { text[i] = scheme === 'wordpiece' && t.startsWith('##') && t.length > 2 ? t.slice(2) : t; });
+    tokens.forEach((t, i) => {
+      if (scheme === 'sentencepiece') text[i] = SPECIAL.test(t) ? t : t.replace(/▁/g, ' ');
+      else text[i] = scheme === 'wordpiece' && t.startsWith('##') && t.length > 2 ? t.slice(2) : t;
+    });
   }
   let w = -1;
   let last = ''; // the previous token's last character
@@ -321,6 +327,8 @@ export function wordGroups(tokens, scheme = tokenScheme(tokens), spans = null) {
     else if (scheme === 'word') start = true;
     else if (scheme === 'wordpiece') start = !(t.startsWith('##') && t.length > 2);
     else if (mid[i]) start = false;
+    // a lone '▁' piece (SentencePiece before a character it has no '▁x' piece for, e.g. '▁' '你') joins that word
+    else if (scheme === 'sentencepiece' && i > 0 && text[i - 1] === ' ') start = false;
     else start = SPACE.test(first) || SPACE.test(last) || isCjk(first) || isCjk(last) || droppedSpace(spans, i);
     if (start) {
       w += 1;

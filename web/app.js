@@ -36,6 +36,7 @@ import {
 import { createFiles } from './files.js';
 import { compare, lastComparison } from './panels/compare.js';
 import { createInside } from './panels/inside.js';
+import { translate } from './panels/translate.js';
 
 const store = createStore(location.hash);
 const { state, view, data } = store;
@@ -84,7 +85,7 @@ const compute = createCompute({
 
 // a trace read from an attention file has weights only: the panels that need the model say so (web/panels/file.js)
 const panels = [fileInput(input), example, needsModel(embeddings, 'embeddings'), needsModel(positional, 'positional-view'), rope,
-  shownLayerHeld(attention), needsModel(causal, 'causal-view'), needsModel(steps, 'steps'), fileModel(model), shownLayerHeld(compare)];
+  shownLayerHeld(attention), needsModel(causal, 'causal-view'), translate, needsModel(steps, 'steps'), fileModel(model), shownLayerHeld(compare)];
 const scheduler = createScheduler(panels, {
   context,
   prepare(ctx) {
@@ -128,6 +129,7 @@ function context() {
   if (!trace) return null;
   return {
     trace, traceState: data.traceState, state, view, serial: data.serial, runs: data.runs, lang: document.documentElement.lang,
+    checkpoint: data.info.checkpoint, // the loaded checkpoint (a new object per load)
     generation: models.generation, act, width: {},
     has: (what) => traceHas(trace, state.layer, what),
     keep: (id) => scheduler.keep(id),
@@ -141,6 +143,7 @@ const act = {
   heads: (heads) => store.update({ heads }, { frame: true }),
   next: (args) => compute.call('next', args).then((a) => a.value),
   rope: (args) => compute.call('rope', { args }).then((a) => a.value),
+  translate: (args) => compute.call('translate', args).then((a) => a.value),
   ...models.act,
 };
 

@@ -38,13 +38,21 @@ export function exportView(trace, traceState, state, view, format, attention = '
   if (view !== 'overview' && (state.thr > 0 || state.topk > 0)) {
     for (const p of f.panels) p.values = filterLinks(p.values, f.rows, f.cols, { threshold: state.thr, topK: state.topk }).values;
   }
+  exportFigure(f, format, `attnscope-${view}${attention === 'self' ? '' : `-${attention}`}${view === 'overview' ? '' : `-layer${layer}`}.${format}`);
+}
+
+/**
+ * Downloads figure `f` (web/render/data.js) as `name` in `format`; `render.svg(f)` draws it when the renderer's own
+ * SVG is not the drawing (the translation view's alignment): its PNG is then that SVG at 2×, without a raster twin.
+ */
+export function exportFigure(f, format, name, render = {}) {
   const style = { palette: colors.weights, headColors: colors.heads };
-  const name = `attnscope-${view}${attention === 'self' ? '' : `-${attention}`}${view === 'overview' ? '' : `-layer${layer}`}.${format}`;
+  const svgOf = render.svg ?? ((x) => figureSvg(x, style));
   const save = (blob) => download(blob, name, 10_000);
   if (format === 'png') {
     // the SVG drawn by the browser at 2×, so the PNG has the tokens, title and legend text as well; should the
     // image not load, the renderer's own raster (cells, colour bar and links, no text; the CLI's PNG)
-    const svgUrl = URL.createObjectURL(new Blob([figureSvg(f, style)], { type: 'image/svg+xml' }));
+    const svgUrl = URL.createObjectURL(new Blob([svgOf(f)], { type: 'image/svg+xml' }));
     const img = new Image();
     const draw = (w, h0, paint) => {
       const canvas = h('canvas');
@@ -56,12 +64,13 @@ export function exportView(trace, traceState, state, view, format, attention = '
     };
     img.addEventListener('load', () => draw(2 * img.naturalWidth, 2 * img.naturalHeight, (ctx) => ctx.drawImage(img, 0, 0, 2 * img.naturalWidth, 2 * img.naturalHeight)));
     img.addEventListener('error', () => {
+      if (render.svg) return; // no raster twin of a custom drawing
       const r = figureRaster(f, style, 2);
       draw(r.width, r.height, (ctx) => ctx.putImageData(new ImageData(r.data, r.width, r.height), 0, 0));
     });
     img.src = svgUrl;
   } else {
-    const text = format === 'svg' ? figureSvg(f, style) : format === 'csv' ? toCsv(f) : toJson(f);
+    const text = format === 'svg' ? svgOf(f) : format === 'csv' ? toCsv(f) : toJson(f);
     save(new Blob([text], { type: { svg: 'image/svg+xml', csv: 'text/csv', json: 'application/json' }[format] }));
   }
 }

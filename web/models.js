@@ -112,7 +112,8 @@ export function createModels(store, compute, page) {
   }
 
   function loadCheckpoint(files) {
-    const names = [files.config, ...[files.weights].flat(), files.tokenizer instanceof Blob ? files.tokenizer : files.tokenizer.vocab].map((f) => f.name);
+    const tok = files.tokenizer instanceof Blob ? [files.tokenizer] : Object.values(files.tokenizer).filter(Boolean);
+    const names = [files.config, ...[files.weights].flat(), ...tok].map((f) => f.name);
     box.message(t('checkpoint.loading', { names: names.join(', ') }));
     box.progress(0);
     marks.loading = '1';
@@ -126,7 +127,7 @@ export function createModels(store, compute, page) {
       data.info.checkpoint = {
         config: c,
         get label() { // in the language of the moment
-          const line = c.rope || c.norm?.startsWith('rms') ? architectureLine(c) : '';
+          const line = c.rope || c.norm?.startsWith('rms') || c.architecture === 'encoder-decoder' ? architectureLine(c) : '';
           return line || t('model.checkpointLabel', { arch: c.architecture ?? '', layers: c.numLayers, heads: c.numHeads, d: c.dModel });
         },
       };

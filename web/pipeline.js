@@ -80,6 +80,8 @@ export class Pipeline {
     const t = files.tokenizer;
     let tokenizer;
     if (t instanceof Blob) tokenizer = await readText(t);
+    else if (t.sentencepiece) tokenizer = { sentencepiece: await readBytes(t.sentencepiece) }; // T5's spiece.model
+    else if (t.source) tokenizer = { source: await readBytes(t.source), target: await readBytes(t.target), vocab: await readText(t.vocab) }; // Marian
     else if (t.merges) tokenizer = { vocab: await readText(t.vocab), merges: await readText(t.merges) };
     else tokenizer = { vocab: await readText(t.vocab), lowercase: await lowercaseOf(t.tokenizerConfig) };
     const extra = files.generationConfig ? { generationConfig: await readText(files.generationConfig) } : {};
@@ -95,7 +97,9 @@ export class Pipeline {
     }
     this.checkpoint?.delete();
     this.checkpoint = model;
-    return { ...model.config };
+    // an encoder–decoder's shared token table's rows (its architecture line says them): the model's own parameter
+    const table = model.config.architecture === 'encoder-decoder' ? model.parameters().find((p) => p.name === 'embedding.weight') : null;
+    return { ...model.config, ...(table ? { vocabSize: table.shape[0] } : {}) };
   }
 
   /**
@@ -230,7 +234,10 @@ export class Pipeline {
     const out = model.generate(s.text, { maxNewTokens: 64 });
     const grow = s.grow > 0 && s.grow < out.ids.length;
     const shown = grow ? model.generate(s.text, { maxNewTokens: s.grow }) : out;
-    const trace = this.traced(model, s, { source: s.text, target: shown.text }, {}, need);
+    // a checkpoint's decoder reads the generated ids themselves (its text may tokenize otherwise: SentencePiece adds a
+    // '▁' before it), so the attention drawn is that of the returned sequence
+    const ids = model.config.decoderStartTokenId !== undefined ? { targetIds: Array.from(shown.ids) } : {};
+    const trace = this.traced(model, s, { source: s.text, target: shown.text, ...ids }, {}, need);
     trace.generated = { text: out.text, tokens: out.tokens, count: out.ids.length, shown: shown.ids.length };
     return trace;
   }
@@ -245,7 +252,8 @@ export class Pipeline {
     const layers = c.architecture === 'encoder-decoder' ? c.numDecoderLayers : c.numLayers;
     const options = { trace: need.all ? 'weights' : 'none', full: need.full ? [Math.max(0, Math.min(s.layer, layers - 1))] : [], ...pad };
     if (c.positional === 'sinusoidal') options.positionalTable = s.pePositions;
-    const trace = model.run(texts.text ?? { source: texts.source, target: texts.target }, options);
+    const pair = texts.targetIds ? { source: texts.source, targetIds: texts.targetIds } : { source: texts.source, target: texts.target };
+    const trace = model.run(texts.text ?? pair, options);
     if (trace.n > MAX_TOKENS) throw new RangeError(`the input has ${trace.n} tokens; the page shows at most ${MAX_TOKENS}`);
     // an encoder–decoder's source is drawn too (encoder grid, cross-attention columns)
     if (trace.source?.n > MAX_TOKENS) throw new RangeError(`the source has ${trace.source.n} tokens; the page shows at most ${MAX_TOKENS}`);
@@ -267,6 +275,15 @@ async function readText(file) {
   }
 }
 
+/** A chosen file's bytes; an error names the file. */
+async function readBytes(file) {
+  try {
+    return new Uint8Array(await file.arrayBuffer());
+  } catch (err) {
+    throw new Error(`${file.name}: could not be read (${err?.message ?? err})`);
+  }
+}
+
 /** BERT's vocab.txt form: lowercase as tokenizer_config.json says (do_lower_case), else as BertTokenizer (true). */
 async function lowercaseOf(file) {
   if (!file) return true;
@@ -281,8 +298,11 @@ async function lowercaseOf(file) {
 /** The name(s) of the file an error of loadPretrained is about, from the argument its message names. */
 function blame(message, files) {
   const t = files.tokenizer;
-  const tokNames = t instanceof Blob ? t.name : [t.vocab, t.merges, t.tokenizerConfig].filter(Boolean).map((f) => f.name).join(' + ');
+  const tokNames = t instanceof Blob ? t.name : Object.values(t).filter(Boolean).map((f) => f.name).join(' + ');
   const m = /^loadPretrained: (config|weights|tokenizer|generationConfig)\b/.exec(message);
+  // a SentencePiece file named by its argument (tokenizer.source, tokenizer.sentencepiece, tokenizer.vocab)
+  const part = /^loadPretrained: tokenizer\.(sentencepiece|source|target|vocab)\b/.exec(message)?.[1];
+  if (part && t[part] instanceof Blob) return t[part].name;
   const shards = [files.weights].flat();
   const shard = /^loadPretrained: weights\[(\d+)\]/.exec(message) ?? /\bweights\[(\d+)\]/.exec(message);
   if (m?.[1] === 'config') return files.config.name;

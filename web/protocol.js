@@ -19,6 +19,7 @@ export const KINDS = Object.freeze({
   inside: ['state', 'op', 'args'], // looking inside (web/inside-work.js): lens, ablate, sweep, patch → its result
   cancel: ['target'], // stop the request with id `target` (a checkpoint load or an inside sweep: it rejects with an AbortError); no answer
   rope: ['args'], // as.ropeExplain(args): the RoPE panel's numbers (issue 28)
+  translate: ['state', 'options'], // an encoder–decoder's target for the text and its cross-attention (web/translate-work.js)
   crash: [], // a test hook (window.__attnscope.crashWorker): the worker dies of an uncaught error; never sent otherwise
 });
 

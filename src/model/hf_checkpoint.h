@@ -121,9 +121,10 @@ class HfCheckpointLoader {
   core::Result<std::unique_ptr<Transformer>> finish();
 
   std::uint64_t file_size() const { return shards_.front().size; }
-  // config.model_type for the decoder checkpoints, else 'gpt2' / 'bert' (before finish()).
+  // config.model_type for the decoder and encoder-decoder checkpoints, else 'gpt2' / 'bert' (before finish()).
   std::string model_type() const {
-    return cfg_.family == HfFamily::kDecoder ? cfg_.model_type : cfg_.family == HfFamily::kBert ? "bert" : "gpt2";
+    if (cfg_.family == HfFamily::kDecoder || cfg_.family == HfFamily::kSeq2Seq) return cfg_.model_type;
+    return cfg_.family == HfFamily::kBert ? "bert" : "gpt2";
   }
   std::uint64_t data_offset() const { return shards_.front().index.data_offset; }
 

@@ -33,7 +33,7 @@ const ALLOW = new Set(`attnscope webassembly wasm simd english json svg png csv 
   softmax tanh sin cos exp max argmax concat norm pre post layernorm rollout nat nats pad mask viridis magma rdbu
   chromatic scale bahdanau nadaraya watson validlen hugging face uncased distilgpt config safetensors tokenizer
   vocab merges txt json scores score weights weight context features values output dim llama mistral gemma qwen
-  phi api save logit lens`.split(/\s+/).filter(Boolean));
+  phi api save logit lens bart mbart marian dates`.split(/\s+/).filter(Boolean));
 
 /** English-looking words in the page's UI (text nodes and attributes outside [data-no-i18n]), with where. */
 function englishWords(page) {
@@ -46,7 +46,7 @@ function englishWords(page) {
     const skip = (el) => !el || el.closest('[data-no-i18n], script, style, textarea');
     const check = (raw, where) => {
       // file names (model.safetensors) and hyphenated names (bert-base-uncased) are names, not words
-      const text = raw.replace(/[\w-]+\.(json|safetensors|txt|bpe)\b/g, ' ').replace(/\b\w+(-\w+)+\b/g, ' ');
+      const text = raw.replace(/[\w-]+\.(json|safetensors|txt|bpe|model|spm)\b/g, ' ').replace(/\b\w+(-\w+)+\b/g, ' ');
       for (const w of text.match(/[A-Za-z][A-Za-z0-9_]*/g) ?? []) {
         if (tokens.has(w)) continue;
         // identifiers (q_i, norm1, ffOutput, dModel), single letters and two-letter symbols are not words
@@ -76,6 +76,7 @@ const MODES = [
   ['encoder–decoder, rollout', `#arch=encoder-decoder&source=${encodeURIComponent(ZH_SOURCE)}&target=${encodeURIComponent(ZH_TARGET)}&agg=rollout&positional=learned&normFirst=1`],
   ['simple attention, no positions', `#text=${encodeURIComponent(ZH_TEXT)}&attention=simple&positional=none`],
   ['worked example', '#mode=example'],
+  ['bundled dates model, translation view', `#model=dates&text=${encodeURIComponent('2026年11月22日')}`],
 ];
 
 test('i18n: the zh-CN page shows no English UI string in any mode', async () => {
@@ -84,6 +85,7 @@ test('i18n: the zh-CN page shows no English UI string in any mode', async () => 
     const { page, rec } = await open(`${hash}&lang=zh-CN`, undefined, (p) => allDrawn(p).catch((e) => { throw new Error(`${name}: ${e.message}`); }));
     assert.equal(await page.evaluate(() => document.documentElement.lang), 'zh-CN');
     assert.equal(await page.inputValue('#lang'), 'zh-CN');
+    if (/model=dates/.test(hash)) await page.waitForSelector('#translate-view .tr-view', { timeout: 60000 }); // its own answer
     // hover-only and keyboard-only texts too: a heatmap's tooltip and live region, the model view's
     const c = page.locator('canvas.hm-canvas').first();
     await c.focus();

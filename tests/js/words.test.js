@@ -132,7 +132,20 @@ test('wordGroups: characters form whitespace-separated words, each CJK character
   const sp = wordGroups(chars, 'char', { text, offsets });
   assert.deepEqual(Array.from(sp.groups), [0, 1, 2, 2, 3, 3]);
   assert.deepEqual(sp.words, ['我', '爱', 'ab', 'cd']);
-  assert.throws(() => wordGroups(['a'], 'sentencepiece'), /^RangeError: wordGroups: scheme \('sentencepiece'\) must be one of bpe, wordpiece, char, word$/);
+  assert.throws(() => wordGroups(['a'], 'unigram'), /^RangeError: wordGroups: scheme \('unigram'\) must be one of bpe, wordpiece, sentencepiece, char, word$/);
+});
+
+test('wordGroups: SentencePiece pieces (T5, Marian): ▁ starts a word, a lone ▁ joins the next piece, CJK characters stay single', () => {
+  // the Marian fixture's source.spm on 'Hello world 你好' (tests/fixtures/sentencepiece, unigram_nfkc.model)
+  const toks = ['▁', 'H', 'e', 'l', 'l', 'o', '▁world', '▁你', '好', '</s>'];
+  assert.equal(tokenScheme(toks), 'sentencepiece');
+  const r = wordGroups(toks);
+  assert.deepEqual(Array.from(r.groups), [0, 0, 0, 0, 0, 0, 1, 2, 3, 4]);
+  assert.deepEqual(r.words, ['Hello', 'world', '你', '好', '</s>']);
+  // a lone ▁ before a CJK character it has no ▁x piece for; punctuation stays with its word
+  const zh = wordGroups(['▁', '我', '爱', '▁cats', '.', '▁', '猫'], 'sentencepiece');
+  assert.deepEqual(Array.from(zh.groups), [0, 0, 1, 2, 2, 3, 3]);
+  assert.deepEqual(zh.words, ['我', '爱', 'cats.', '猫']);
 });
 
 test('mergeWords: the english model\'s causal weights, merged into words, equal the straightforward sums', async () => {

@@ -7,8 +7,11 @@ import { t } from '../i18n.js';
 /** config.model_type → the family's usual name. */
 const FAMILY = {
   llama: 'Llama', mistral: 'Mistral', qwen2: 'Qwen2', qwen3: 'Qwen3', gemma: 'Gemma', gemma2: 'Gemma 2',
-  gemma3_text: 'Gemma 3', phi3: 'Phi-3', gpt2: 'GPT-2', bert: 'BERT',
+  gemma3_text: 'Gemma 3', phi3: 'Phi-3', gpt2: 'GPT-2', bert: 'BERT', t5: 'T5', mt5: 'mT5', bart: 'BART', mbart: 'mBART',
+  marian: 'Marian',
 };
+/** An encoder–decoder's positions: model.config.positional (T5's 'none': its relative bias in the attention). */
+const POSITIONS = { sinusoidal: 'arch.posSinusoidal', learned: 'arch.posLearned', none: 'arch.posRelative' };
 const NORM = { layernorm: 'LayerNorm', rmsnorm: 'RMSNorm', rmsnorm1p: 'RMSNorm (1 + w)' };
 const GATED = { silu: 'SwiGLU', gelu: 'GeGLU', 'gelu-tanh': 'GeGLU (tanh)', relu: 'ReGLU' };
 const PLAIN = { silu: 'SiLU', gelu: 'GELU', 'gelu-tanh': 'GELU (tanh)', relu: 'ReLU' };
@@ -22,9 +25,24 @@ export function sizeText(bytes) {
 
 const num = (x) => String(Number(x.toPrecision(6)));
 
+/**
+ * An encoder–decoder checkpoint's line, e.g. "Marian · 6+6 layers · 8 heads · sinusoidal positions · 58,101-piece
+ * shared vocabulary · F32 298.5 MB"; `c.vocabSize` is the token table's rows (the page adds it from the model's
+ * parameters, web/pipeline.js).
+ */
+function encDecLine(c) {
+  const parts = [FAMILY[c.checkpoint.modelType] ?? c.checkpoint.modelType, t('arch.encDecLayers', { e: c.numLayers, d: c.numDecoderLayers }),
+    t('arch.heads', { n: c.numHeads })];
+  if (POSITIONS[c.positional]) parts.push(t(POSITIONS[c.positional]));
+  if (c.vocabSize) parts.push(t('arch.vocab', { n: c.vocabSize.toLocaleString('en-US') }));
+  if (c.checkpoint.dtype) parts.push(`${c.checkpoint.dtype} ${sizeText(c.checkpoint.bytes)}`);
+  return parts.join(' · ');
+}
+
 /** The line for a checkpoint model's config (model.config with its layout); '' without one. */
 export function architectureLine(c) {
   if (!c?.checkpoint) return '';
+  if (c.architecture === 'encoder-decoder') return encDecLine(c);
   const parts = [FAMILY[c.checkpoint.modelType] ?? c.checkpoint.modelType, t('arch.layers', { n: c.numLayers })];
   const kv = c.numKeyValueHeads ?? c.numHeads;
   if (kv === c.numHeads) parts.push(t('arch.heads', { n: c.numHeads }));

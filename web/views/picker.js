@@ -1,5 +1,6 @@
 // Checkpoint picker (layer: web): pick or drop a Hugging Face checkpoint's files — config.json,
-// model.safetensors and tokenizer.json (or the older vocab.json + merges.txt / vocab.txt), or the folder
+// model.safetensors and tokenizer.json (or the older vocab.json + merges.txt / vocab.txt, T5's spiece.model,
+// Marian's source.spm + target.spm + vocab.json), or the folder
 // holding them — with a progress bar and a message line. The files stay in the browser: they are handed
 // to the compute worker as File objects and read there in chunks (as.loadPretrained); nothing is uploaded.
 // Data in, element out; the caller owns loading.
@@ -10,7 +11,8 @@ const base = (f) => (f.webkitRelativePath || f.name).split('/').pop();
 
 /**
  * Sorts chosen files into a checkpoint: { files: { config, weights, tokenizer, generationConfig? }, missing: string[],
- * problem?: string }. `tokenizer` is tokenizer.json, or { vocab, merges } (GPT-2) / { vocab, tokenizerConfig } (BERT
+ * problem?: string }. `tokenizer` is tokenizer.json, or { source, target, vocab } (Marian's source.spm, target.spm,
+ * vocab.json) / { sentencepiece } (T5's spiece.model) / { vocab, merges } (GPT-2) / { vocab, tokenizerConfig } (BERT
  * vocab.txt). `weights` is model.safetensors, or the shards model.safetensors.index.json lists, every one of
  * which must be there (their order does not matter to as.loadPretrained); `generationConfig` is
  * generation_config.json when chosen. Other files (README, pytorch_model.bin …) are ignored.
@@ -32,14 +34,22 @@ export async function matchCheckpointFiles(list) {
     else weights = listed.map((n) => byName.get(n));
   }
   let tokenizer = byName.get('tokenizer.json');
-  if (!tokenizer && byName.has('vocab.json') && byName.has('merges.txt')) {
+  // Marian (opus-mt-*): its two SentencePiece models and the vocab.json mapping their pieces to ids, all three
+  const marian = ['source.spm', 'target.spm', 'vocab.json'];
+  const marianMissing = !tokenizer && marian.slice(0, 2).some((n) => byName.has(n)) ? marian.filter((n) => !byName.has(n)) : [];
+  if (!tokenizer && marian.every((n) => byName.has(n))) {
+    tokenizer = { source: byName.get('source.spm'), target: byName.get('target.spm'), vocab: byName.get('vocab.json') };
+  } else if (!tokenizer && byName.has('spiece.model')) {
+    tokenizer = { sentencepiece: byName.get('spiece.model') }; // T5's SentencePiece model
+  } else if (!tokenizer && !marianMissing.length && byName.has('vocab.json') && byName.has('merges.txt')) {
     tokenizer = { vocab: byName.get('vocab.json'), merges: byName.get('merges.txt') };
   } else if (!tokenizer && byName.has('vocab.txt')) {
     tokenizer = { vocab: byName.get('vocab.txt'), tokenizerConfig: byName.get('tokenizer_config.json') };
   }
   if (!config) missing.push('config.json');
   if (!weights && !index) missing.push(shards.length > 1 ? t('checkpoint.needIndex') : 'model.safetensors');
-  if (!tokenizer) missing.push(t('checkpoint.needTokenizer'));
+  if (marianMissing.length) missing.push(t('checkpoint.needMarian', { files: marianMissing.join(t('checkpoint.listSep')) }));
+  else if (!tokenizer) missing.push(t('checkpoint.needTokenizer'));
   const files = { config, weights, tokenizer };
   if (byName.has('generation_config.json')) files.generationConfig = byName.get('generation_config.json');
   return { files, missing };
@@ -92,7 +102,7 @@ export function checkpointBox({ onFiles, onCancel = () => {} }) {
     }
     onFiles(files);
   };
-  const files = h('input', { type: 'file', id: 'ckpt-files', multiple: true, accept: '.json,.safetensors,.txt' });
+  const files = h('input', { type: 'file', id: 'ckpt-files', multiple: true, accept: '.json,.safetensors,.txt,.model,.spm' });
   const folder = h('input', { type: 'file', id: 'ckpt-folder', webkitdirectory: '' });
   files.addEventListener('change', () => take([...files.files]));
   folder.addEventListener('change', () => take([...folder.files]));
@@ -103,7 +113,8 @@ export function checkpointBox({ onFiles, onCancel = () => {} }) {
       h('label', { class: 'btn file-btn' }, h('span', { text: t('checkpoint.files'), 'data-i18n': 'checkpoint.files' }), files),
       h('label', { class: 'btn file-btn' }, h('span', { text: t('checkpoint.folder'), 'data-i18n': 'checkpoint.folder' }), folder)),
     h('p', { class: 'note', text: t('checkpoint.about'), 'data-i18n': 'checkpoint.about' }),
-    h('p', { class: 'note', text: t('checkpoint.aboutModern'), 'data-i18n': 'checkpoint.aboutModern' }));
+    h('p', { class: 'note', text: t('checkpoint.aboutModern'), 'data-i18n': 'checkpoint.aboutModern' }),
+    h('p', { class: 'note', text: t('checkpoint.aboutEncDec'), 'data-i18n': 'checkpoint.aboutEncDec' }));
   drop.addEventListener('dragover', (e) => {
     e.preventDefault();
     drop.classList.add('over');
