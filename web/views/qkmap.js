@@ -88,7 +88,7 @@ export function qkScatter(o) {
         const key = marks.find((m) => m.dataset.kind === 'key' && Number(m.dataset.index) === start[ti] + p);
         links.append(s('line', { x1: qx, y1: qy, x2: key.dataset.x, y2: key.dataset.y, stroke: QUERY_COLOR, 'stroke-opacity': 0.7, 'stroke-width': (0.5 + 5 * w).toFixed(2) }));
       }
-      const top = row.sort((a, b) => b.w - a.w || a.p - b.p).slice(0, 3).map(({ p, w }) => `${name(start[ti] + p)} ${pct(w)}`);
+      const top = row.filter(({ w }) => w > 0).sort((a, b) => b.w - a.w || a.p - b.p).slice(0, 3).map(({ p, w }) => `${name(start[ti] + p)} ${pct(w)}`);
       info.textContent = t('qk.queryInfo', { token: name(i), top: top.join(', ') });
       info.dataset.query = i;
       delete info.dataset.key;
