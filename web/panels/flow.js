@@ -68,30 +68,24 @@ export function createFlow({ compute, state, trace, whenComplete }) {
   }
 
   function flow() {
-    const b = $('flow-run');
-    b.disabled = true;
     whenComplete(async () => {
-      try {
-        const tr = trace();
-        const means = tr && headMeans(tr);
-        if (!means) { box('flow-status').textContent = t('flow.needLayers'); return; }
-        const n = tr.n;
-        if (n > FLOW_MAX_TOKENS) { box('flow-status').textContent = t('flow.tooLong', { n, max: FLOW_MAX_TOKENS }); return; }
-        const v = await call('flow', 'flow', { layers: means, n }, true);
-        if (!v) return;
-        const flowNormalized = new Float32Array(n * n);
-        for (let o = 0; o < n; o++) {
-          let sum = 0;
-          for (let j = 0; j < n; j++) sum += v.flow[o * n + j];
-          for (let j = 0; j < n; j++) flowNormalized[o * n + j] = sum > 0 ? v.flow[o * n + j] / sum : 0;
-        }
-        results.flow = {
-          tokens: tr.tokens, n, numLayers: means.length, rollout: rollout(means, 1, n)[means.length - 1], flow: v.flow, flowNormalized,
-        };
-        drawFlow();
-      } finally {
-        b.disabled = false;
+      const tr = trace();
+      const means = tr && headMeans(tr);
+      if (!means) { box('flow-status').textContent = t('flow.needLayers'); return; }
+      const n = tr.n;
+      if (n > FLOW_MAX_TOKENS) { box('flow-status').textContent = t('flow.tooLong', { n, max: FLOW_MAX_TOKENS }); return; }
+      const v = await call('flow', 'flow', { layers: means, n }, true);
+      if (!v) return;
+      const flowNormalized = new Float32Array(n * n);
+      for (let o = 0; o < n; o++) {
+        let sum = 0;
+        for (let j = 0; j < n; j++) sum += v.flow[o * n + j];
+        for (let j = 0; j < n; j++) flowNormalized[o * n + j] = sum > 0 ? v.flow[o * n + j] / sum : 0;
       }
+      results.flow = {
+        tokens: tr.tokens, n, numLayers: means.length, rollout: rollout(means, 1, n)[means.length - 1], flow: v.flow, flowNormalized,
+      };
+      drawFlow();
     });
   }
 
