@@ -2,7 +2,7 @@
 // use it). TransformerLens scores induction on a random sequence repeated (head_detector.py): attention from each
 // token of the second copy to the token after its earlier occurrence. A model here reads text, not ids, so the
 // sequence R is the text's distinct tokens (their own substrings, special tokens left out) in a seeded random
-// order, and the input is R's text twice. It counts only if the model tokenizes that input as
+// order, and the input is R's text twice (with a space between pieces if joined pieces merge). It counts only if the model tokenizes that input as
 // [prefix] + R' + R' + [suffix] with R' of length T (checked on the ids, so a merge across the seam is caught);
 // the score is as.headScores's induction (the stripe at offset 1 − T over the second copy) on the weights with the
 // suffix cut off. Distinct ids in R' keep each query's earlier occurrence unique.
@@ -40,13 +40,22 @@ export function inductionScores(as, model, text, { seed = 1 } = {}) {
     const j = Math.floor(rand() * (i + 1));
     [order[i], order[j]] = [order[j], order[i]];
   }
-  const r = order.slice(0, MAX_PERIOD).join('');
   if (order.length < 2) throw new Error('induction: the text needs at least 2 different tokens');
-  const single = model.run(r, { trace: 'none' }).ids;
-  const run = model.run(r + r, { trace: 'weights' });
-  const T = run.ids.length - single.length;
-  const p = T > 0 ? prefixOf(single, run.ids, T) : -1;
-  if (p < 0) throw new Error('induction: the text\'s tokens, joined and repeated, do not tokenize as one sequence twice (tokens merge across the seam); try another text');
+  // pieces joined as they are (byte-level BPE pieces carry their spaces; a character tokenizer skips them), else
+  // with spaces between them (a word tokenizer)
+  for (const sep of ['', ' ']) {
+    const r = order.slice(0, MAX_PERIOD).join(sep);
+    const single = model.run(r, { trace: 'none' }).ids;
+    const run = model.run(r + sep + r, { trace: 'weights' });
+    const T = run.ids.length - single.length;
+    const p = T > 0 ? prefixOf(single, run.ids, T) : -1;
+    if (p >= 0) return score(as, run, p, T, r + sep + r);
+  }
+  throw new Error('induction: the text\'s tokens, joined and repeated, do not tokenize as one sequence twice (tokens merge across the seam); try another text');
+}
+
+/** headScores' induction on `run`'s weights cut to [prefix] + R + R (the suffix left out). */
+function score(as, run, p, T, probe) {
   const n = run.n;
   const m = p + 2 * T; // the suffix (an encoder's [SEP]) cut off
   const H = run.numHeads;
@@ -57,5 +66,5 @@ export function inductionScores(as, model, text, { seed = 1 } = {}) {
     return out;
   });
   const s = as.headScores({ weights, numHeads: H, n: m, period: T });
-  return { induction: s.induction, period: T, tokens: run.tokens, probe: r + r };
+  return { induction: s.induction, period: T, tokens: run.tokens, probe };
 }

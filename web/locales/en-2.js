@@ -127,7 +127,7 @@ register('en', {
   'flow.button': 'Compute attention flow',
   'flow.progressAria': 'progress of attention flow',
   'flow.tooLong': 'Attention flow is computed for at most {max} tokens; this text has {n}.',
-  'flow.needLayers': 'Attention flow needs every layer\'s weights at once (this attention file is read one layer at a time).',
+  'flow.needLayers': 'Attention flow needs every layer\'s weights at once, and this trace does not hold them all (a big attention file is read one layer at a time).',
   'flow.output': 'output position',
   'flow.input': 'input position',
   'flow.share': 'share of the input',

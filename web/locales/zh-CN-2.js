@@ -119,7 +119,7 @@ register('zh-CN', {
   'flow.button': '计算注意力流',
   'flow.progressAria': '注意力流的计算进度',
   'flow.tooLong': '注意力流最多计算 {max} 个词元；这段文本有 {n} 个。',
-  'flow.needLayers': '注意力流需要同时拿到每一层的权重（这个注意力文件是一层一层读取的）。',
+  'flow.needLayers': '注意力流需要同时拿到每一层的权重，而当前结果没有全部保存（大的注意力文件是一层一层读取的）。',
   'flow.output': '输出位置',
   'flow.input': '输入位置',
   'flow.share': '输入所占份额',

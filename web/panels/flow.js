@@ -70,10 +70,10 @@ export function createFlow({ compute, state, trace, whenComplete }) {
   function flow() {
     whenComplete(async () => {
       const tr = trace();
+      const n = tr?.n ?? 0;
+      if (n > FLOW_MAX_TOKENS) { box('flow-status').textContent = t('flow.tooLong', { n, max: FLOW_MAX_TOKENS }); return; }
       const means = tr && headMeans(tr);
       if (!means) { box('flow-status').textContent = t('flow.needLayers'); return; }
-      const n = tr.n;
-      if (n > FLOW_MAX_TOKENS) { box('flow-status').textContent = t('flow.tooLong', { n, max: FLOW_MAX_TOKENS }); return; }
       const v = await call('flow', 'flow', { layers: means, n }, true);
       if (!v) return;
       const flowNormalized = new Float32Array(n * n);
