@@ -44,7 +44,9 @@ export function tintModelView() {
     }
   }
   canvas.after(...frames);
-  replace(box, legend(colors.magnitude, 0, 1, t(`tint.${by}`)));
+  const bar = legend(colors.magnitude, 0, 1, t(`tint.${by}`));
+  bar.querySelector('.legend-masked')?.remove(); // no cell here is masked
+  replace(box, bar);
 }
 
 /** createHeadTint({ compute, state }): wires #tint-by; trace(tr, serial) for each new trace. */
