@@ -39,8 +39,8 @@ function columns(m, n, width, from, headDim) {
  * op 'qk' { layer, head, texts } → AttentionViz's map of one head: its queries and keys from the page's text and
  * each extra text, projected by as.qkMap (normalised: keys translated and scaled). Returns { layer, head, headDim,
  * points: [{ text, position, token }] per side (the same for queries and keys), queries [nq, 2], keys [nk, 2],
- * explainedVariance, weights: per text the head's [n, n] }. A grouped-query model's head reads K/V head
- * h / (numHeads / kvHeads), as repeat_kv does.
+ * explainedVariance, weights: per text the head's [n, n] }. A run's trace holds K per query head (a grouped-query
+ * model's repeat_kv'ed); a K only kvHeads wide would be read at K/V head h / (numHeads / kvHeads), as repeat_kv does.
  */
 export function qkWork(as, model, text, { layer, head, texts }) {
   const all = [text, ...texts.filter((x) => x.trim() !== '')];
