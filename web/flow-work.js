@@ -51,10 +51,10 @@ export function qkWork(as, model, text, { layer, head, texts }) {
   let headDim = 0;
   all.forEach((x, ti) => {
     const r = model.run(x, { trace: 'none', full: [layer] });
-    if (layer < 0 || layer >= r.layers.length) throw new RangeError(`Q/K map: layer ${layer} must be from 0 to ${r.layers.length - 1}`);
+    if (!(Number.isInteger(layer) && layer >= 0 && layer < r.layers.length)) throw new RangeError(`Q/K map: layer ${layer} must be an integer from 0 to ${r.layers.length - 1}`);
     const a = r.layers[layer].attention;
     const H = r.numHeads;
-    if (head < 0 || head >= H) throw new RangeError(`Q/K map: head ${head} must be from 0 to ${H - 1}`);
+    if (!(Number.isInteger(head) && head >= 0 && head < H)) throw new RangeError(`Q/K map: head ${head} must be an integer from 0 to ${H - 1}`);
     if (!a.q || !a.k) throw new Error('Q/K map: this layer has no queries and keys (a simple attention layer)');
     const { n } = r;
     headDim = r.headDim;

@@ -83,8 +83,9 @@ test('qkWork: a grouped-query head reads its K/V head; two texts are one map', a
       got.weights.forEach((x, t) => assertClose(x, w[t], { atol: 0, rtol: 0, what: `weights ${t}` }));
       assert.deepEqual(got.points.filter((p) => p.text === 1).map((p) => p.position), [...Array(Math.round(Math.sqrt(w[1].length))).keys()]);
     }
-    assert.throws(() => qkWork(as, model, 'hi', { layer: 9, head: 0, texts: [] }), /Q\/K map: layer 9 must be from 0 to/);
-    assert.throws(() => qkWork(as, model, 'hi', { layer: 0, head: H, texts: [] }), new RegExp(`Q/K map: head ${H} must be from 0 to ${H - 1}`));
+    assert.throws(() => qkWork(as, model, 'hi', { layer: 9, head: 0, texts: [] }), /Q\/K map: layer 9 must be an integer from 0 to/);
+    assert.throws(() => qkWork(as, model, 'hi', { layer: 0, head: H, texts: [] }), new RegExp(`Q/K map: head ${H} must be an integer from 0 to ${H - 1}`));
+    assert.throws(() => qkWork(as, model, 'hi', { layer: 0, head: 0.5, texts: [] }), /Q\/K map: head 0.5 must be an integer from 0 to/);
   } finally {
     model.delete();
   }
