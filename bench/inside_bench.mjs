@@ -65,4 +65,15 @@ const flowOne = time(() => as.attentionFlow({ layers: r.layers.map((l) => l.atte
 console.log(`\n| attentionFlow, one output position (${r.n} max-flows), 12 layers x 12 heads x ${r.n} tokens | ${flowOne.toFixed(1)} ms |`);
 const flowAll = quick ? NaN : time(() => as.attentionFlow({ layers: r.layers.map((l) => l.attention.weights), numHeads: 12, n: r.n }), 1);
 if (!quick) console.log(`| attentionFlow, every output position (${r.n * r.n} max-flows) | ${flowAll.toFixed(0)} ms |`);
+// the page's way (web/flow-work.js): the head means go in (numHeads 1, the same graph), and above 64 tokens one call
+// per output position, so the page shows progress and can cancel between rows
+const means = r.layers.map((l) => {
+  const w = l.attention.weights;
+  const n = r.n;
+  const m = new Float32Array(n * n);
+  for (let h = 0; h < 12; h++) for (let c = 0; c < n * n; c++) m[c] += w[h * n * n + c] / 12;
+  return m;
+});
+const flowPage = quick ? NaN : time(() => { for (let o = 0; o < r.n; o++) as.attentionFlow({ layers: means, numHeads: 1, n: r.n, output: o }); }, 1);
+if (!quick) console.log(`| attentionFlow as the page computes it (head means, ${r.n} calls of one output each) | ${flowPage.toFixed(0)} ms |`);
 model.delete();

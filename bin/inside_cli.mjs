@@ -3,6 +3,7 @@
 // patch (activation patching heatmap) and heads (head detectors and, with --sweep, the ablation sweep). Each returns
 // a result object { figure?, table, json } that the caller writes as SVG/PNG (a figure), CSV (the table) or JSON.
 import { heatmapGrid } from '../web/render/index.js';
+import { inductionScores } from '../web/induction.js';
 
 export const INSIDE_COMMANDS = ['lens', 'ablate', 'patch', 'heads'];
 export const INSIDE_OPTIONS = ['k', 'heads-off', 'mean-texts', 'clean', 'corrupted', 'token', 'vs', 'granularity', 'score', 'sweep'];
@@ -18,14 +19,15 @@ Looking inside (language models; JSON by default, CSV, and SVG/PNG where there i
                                           activation patching: logit(T) − logit(vs) at the last position with each
                                           site of the corrupted run taken from the clean run; figure: the heatmap
                                           (0 = corrupted, 1 = clean)
-  attnscope heads "<text>" [--score previous|duplicate|sink] [--sweep loss]
+  attnscope heads "<text>" [--score previous|duplicate|sink|induction] [--sweep loss]
                                           per-head detectors on the text (previous-token, duplicate-token, first-token
-                                          sink share) and with --sweep loss every head's Δ loss when ablated;
-                                          figure: layers × heads of --score
+                                          sink share), induction on the text's distinct tokens shuffled (seed 1) and
+                                          repeated (web/induction.js), and with --sweep loss every head's Δ loss when
+                                          ablated; figure: layers × heads of --score
   Tokens (--token, --vs) are token texts (" Mary") or ids written #123.
 `;
 
-const SCORES = { previous: 'previousToken', duplicate: 'duplicateToken', sink: 'sinkShare' };
+const SCORES = { previous: 'previousToken', duplicate: 'duplicateToken', sink: 'sinkShare', induction: 'induction' };
 
 function tokenArg(usage, name, v) {
   if (v === undefined) usage(`--${name} is required (a token text such as " Mary", or an id written #123)`);
@@ -139,7 +141,7 @@ export async function runInside(as, model, command, text, opts, { usage, integer
         values: Array.from(r.values), normalized: Array.from(r.normalized) },
     };
   }
-  // heads: detectors on the text (previous-token, duplicate-token, sink share)
+  // heads: detectors on the text (previous-token, duplicate-token, sink share) and induction on its repeated tokens
   const score = opts.score ?? 'previous';
   if (!(score in SCORES)) usage(`--score (${score}) must be one of ${Object.keys(SCORES).join(', ')}`);
   if (opts.sweep !== undefined && opts.sweep !== 'loss') usage(`--sweep (${opts.sweep}) must be loss`);
@@ -147,24 +149,40 @@ export async function runInside(as, model, command, text, opts, { usage, integer
   const H = model.config.numHeads;
   const s = as.headScores({ weights: r.layers.map((l) => l.attention.weights), numHeads: H, n: r.n, ids: r.ids });
   const L = s.numLayers;
-  const table = { previousToken: s.previousToken, duplicateToken: s.duplicateToken, sinkShare: s.sinkShare };
+  // induction: null (and the reason in the JSON) when the text gives no repeated sequence the model reads as one
+  let ind = null;
+  let inductionError = null;
+  try {
+    ind = inductionScores(as, model, text);
+  } catch (e) {
+    if (score === 'induction') usage(e.message);
+    inductionError = e.message;
+  }
+  const table = { previousToken: s.previousToken, duplicateToken: s.duplicateToken, sinkShare: s.sinkShare, induction: ind?.induction };
   let sweep = null;
   if (opts.sweep === 'loss') {
     if (!lm) usage('--sweep loss needs a language model');
     sweep = await as.ablationSweep(model, text);
   }
-  const csv = [['layer', 'head', 'previous', 'duplicate', 'sink', ...(sweep ? ['delta_loss'] : [])]];
+  const csv = [['layer', 'head', 'previous', 'duplicate', 'sink', 'induction', ...(sweep ? ['delta_loss'] : [])]];
   const heads = [];
   for (let i = 0; i < L * H; i++) {
-    const row = { layer: Math.floor(i / H), head: i % H, previous: table.previousToken[i], duplicate: table.duplicateToken[i], sink: table.sinkShare[i] };
+    const row = {
+      layer: Math.floor(i / H), head: i % H, previous: table.previousToken[i], duplicate: table.duplicateToken[i], sink: table.sinkShare[i],
+      induction: ind ? ind.induction[i] : null,
+    };
     if (sweep) row.deltaLoss = sweep.delta[i];
     heads.push(row);
-    csv.push([row.layer, row.head, row.previous, row.duplicate, row.sink, ...(sweep ? [row.deltaLoss] : [])]);
+    csv.push([row.layer, row.head, row.previous, row.duplicate, row.sink, row.induction ?? '', ...(sweep ? [row.deltaLoss] : [])]);
   }
   const values = table[SCORES[score]];
   return {
     figure: matrixFigure(`head detectors · ${score}`, Array.from({ length: L }, (_, i) => `layer ${i}`),
       Array.from({ length: H }, (_, h) => `head ${h}`), values, `${score} score`, [0, 1]),
-    csv, json: { command, text, tokens: r.tokens, numLayers: L, numHeads: H, heads, ...(sweep ? { baseLoss: sweep.base } : {}) },
+    csv,
+    json: {
+      command, text, tokens: r.tokens, numLayers: L, numHeads: H, heads, ...(sweep ? { baseLoss: sweep.base } : {}),
+      ...(ind ? { inductionProbe: ind.probe, inductionPeriod: ind.period } : { inductionError }),
+    },
   };
 }

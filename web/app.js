@@ -37,6 +37,8 @@ import { createFiles } from './files.js';
 import { compare, lastComparison } from './panels/compare.js';
 import { createInside } from './panels/inside.js';
 import { translate } from './panels/translate.js';
+import { createFlow } from './panels/flow.js';
+import { createHeadTint } from './panels/head-tint.js';
 
 const store = createStore(location.hash);
 const { state, view, data } = store;
@@ -102,6 +104,8 @@ const scheduler = createScheduler(panels, {
 });
 
 const inside = createInside({ compute, state }); // panel 9: on demand, in the worker (web/inside-work.js)
+const flow = createFlow({ compute, state, trace: () => data.trace, whenComplete }); // panel 9b: flow and the Q/K map
+const tint = createHeadTint({ compute, state }); // the model view coloured by a head detector
 const family = createFamily(state, (kind, f) => drawFamily(kind, f, state, (i) => store.update({ adQ: i })));
 const controls = createControls(store, () => models.about());
 const models = createModels(store, compute, {
@@ -199,7 +203,9 @@ function onRun(answer, run) {
   data.trace = answer.value;
   data.traceState = run.state;
   inside.trace(data.trace);
+  flow.trace(data.trace);
   data.serial += 1;
+  tint.trace(data.trace, data.serial);
   if (data.trace.complete) for (const f of afterComplete.splice(0)) f();
   if (data.follow) { // a token was just generated in the causal panel: show its row
     data.follow = false;

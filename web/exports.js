@@ -8,8 +8,9 @@ import { filterLinks } from './aggregates.js';
 import { shownLayer, toPlain } from './viewmodel.js';
 import * as colors from './colors.js';
 import {
-  figureOf, figureSvg, figureRaster, toCsv, toJson,
+  figureOf, figureSvg, figureRaster, toCsv, toJson, gridRaster,
 } from './render/index.js';
+import { gridSvg } from './render/grid.js';
 
 /** Downloads `blob` as `name` (also the inside panel's exports). */
 export function download(blob, name, keepMs) {
@@ -19,6 +20,28 @@ export function download(blob, name, keepMs) {
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), keepMs);
+}
+
+/** Downloads a heatmap grid spec (web/render/heatmap.js heatmapGrid) as `file`: 'svg', or 'png' at 2×. */
+export function downloadGrid(spec, file, format) {
+  if (format === 'svg') {
+    download(new Blob([gridSvg(spec)], { type: 'image/svg+xml' }), file, 1000);
+    return;
+  }
+  const img = gridRaster(spec, 2);
+  const c = h('canvas', { width: img.width, height: img.height });
+  c.getContext('2d').putImageData(new ImageData(new Uint8ClampedArray(img.data.buffer, img.data.byteOffset, img.data.byteLength), img.width, img.height), 0, 0);
+  c.toBlob((b) => download(b, file, 1000), 'image/png');
+}
+
+/** Downloads `value` (typed arrays as plain arrays) as pretty JSON, or `text` as CSV: the panels' data exports. */
+export function downloadData(format, file, value) {
+  if (format === 'csv') {
+    download(new Blob([value], { type: 'text/csv' }), file, 1000);
+    return;
+  }
+  const plain = JSON.parse(JSON.stringify(value, (k, v) => (ArrayBuffer.isView(v) ? Array.from(v) : v)));
+  download(new Blob([JSON.stringify(plain, null, 1)], { type: 'application/json' }), file, 1000);
 }
 
 /** `view` ('heatmap' | 'lines' | 'overview') of `trace` in `format`; `attention`: 'self' | 'cross' | 'encoder'. */

@@ -3,6 +3,9 @@
 // patching, each through the attnscope module's public API (bindings/js/inside.js) on the model the page shows.
 // Sweeps report progress and stop at the page's Cancel (an AbortSignal the worker aborts).
 
+import { flowWork, qkWork } from './flow-work.js';
+import { inductionScores } from './induction.js';
+
 const loss = (lp) => (lp && lp.length ? -lp.reduce((s, x) => s + x, 0) / lp.length : null);
 
 /** The page's model for state `s` (the seeded random one or a loaded one), as pipeline.generate uses. */
@@ -14,11 +17,15 @@ async function modelOf(pipeline, s) {
 /**
  * op 'lens' { k } → { tokens, numLayers, k, layers: [{ ids, probs, tokens }] }
  * op 'ablate' { heads } → { tokens, before: { next, loss }, after: { next, loss } }
- * op 'heads' { } → as.headScores of the text's attention: previous-token, duplicate-token and sink share per head
+ * op 'heads' { } → as.headScores of the text's attention: previous-token, duplicate-token and sink share per head,
+ *   and induction (web/induction.js)
  * op 'sweep' { } → as.ablationSweep's result (metric loss)
  * op 'patch' { clean, corrupted, tokens, granularity } → as.patch's result
+ * op 'flow' { layers, n } → { flow } (web/flow-work.js: from the page's weights, no model)
+ * op 'qk' { layer, head, texts } → { queries, keys, … } (web/flow-work.js)
  */
 export async function insideWork(pipeline, s, op, args, onProgress, signal) {
+  if (op === 'flow') return flowWork(pipeline.as, args, onProgress, signal);
   const model = await modelOf(pipeline, s);
   const { as } = pipeline;
   if (model.config.architecture === 'encoder-decoder') throw new Error('looking inside reads one stack: choose a decoder or an encoder');
@@ -39,7 +46,14 @@ export async function insideWork(pipeline, s, op, args, onProgress, signal) {
     const r = model.run(s.text, { trace: 'weights' });
     const weights = r.layers.map((l) => l.attention.weights);
     const scores = as.headScores({ weights, numHeads: weights[0].length / (r.n * r.n), n: r.n, ids: r.ids });
-    return { tokens: r.tokens, ...scores };
+    // induction on the text's distinct tokens shuffled and repeated (web/induction.js); absent, with the reason, when
+    // the text gives no such sequence
+    try {
+      const ind = inductionScores(as, model, s.text);
+      return { tokens: r.tokens, ...scores, induction: ind.induction, inductionPeriod: ind.period };
+    } catch (e) {
+      return { tokens: r.tokens, ...scores, inductionError: e.message };
+    }
   }
   if (op === 'sweep') return as.ablationSweep(model, s.text, { onProgress: (done, total) => onProgress(done / total), signal });
   if (op === 'patch') {
@@ -48,5 +62,6 @@ export async function insideWork(pipeline, s, op, args, onProgress, signal) {
       onProgress: (done, total) => onProgress(done / total), signal,
     });
   }
+  if (op === 'qk') return qkWork(pipeline.as, model, s.text, args);
   throw new Error(`inside: unknown operation ${op}`);
 }

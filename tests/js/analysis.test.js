@@ -207,3 +207,15 @@ test('errors name the function and the argument; the module keeps working', () =
   assert.equal(s.previousToken[0], 1);
   assert.equal(s.sinkShare[0], 1);
 });
+
+test('attentionFlow: a two-token, two-layer example worked by hand, where flow and rollout differ', () => {
+  // each layer, both heads: A = [[1, 0], [0.5, 0.5]]; with the residual, rows renormalised: M = [[1, 0], [0.25, 0.75]].
+  // Graph (layer, position): (l+1, 0) -> (l, 0) capacity 1; (l+1, 1) -> (l, 0) 0.25; (l+1, 1) -> (l, 1) 0.75.
+  // From (2, 1) to (0, 0): via (1, 0) min(0.25, 1) = 0.25, via (1, 1) min(0.75, 0.25) = 0.25, total 0.5.
+  // From (2, 1) to (0, 1): only via (1, 1): min(0.75, 0.75) = 0.75. From (2, 0): 1 to (0, 0), 0 to (0, 1).
+  // Rollout's row 1 is M·M's: [0.25 + 0.75·0.25, 0.75·0.75] = [0.4375, 0.5625]; flow's, normalised: [0.4, 0.6].
+  const layer = F([1, 0, 0.5, 0.5, 1, 0, 0.5, 0.5]); // [H = 2, 2, 2]
+  const { flow } = as.attentionFlow({ layers: [layer, layer], numHeads: 2, n: 2 });
+  assertClose(flow, [1, 0, 0.5, 0.75], { atol: 1e-7, rtol: 0, what: 'hand-worked flow' });
+  assertClose(as.attentionFlow({ layers: [layer, layer], numHeads: 2, n: 2, output: 1 }).flow, [0.5, 0.75], { atol: 1e-7, rtol: 0, what: 'output 1' });
+});

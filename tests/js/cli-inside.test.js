@@ -92,6 +92,30 @@ test('patch and heads: the heatmap numbers are as.patch and as.headScores / as.a
   assert.equal((svg.match(/class="cell"/g) ?? []).length, 2 * json.tokens.length);
 });
 
+test('heads: induction is the stripe at offset 1 - T over the second copy of the probe it names', async () => {
+  const json = JSON.parse(await ok(['heads', TEXT, ...DEC]));
+  const csv = (await ok(['heads', TEXT, ...DEC, '--format', 'csv'])).toString('utf8').trim().split('\n');
+  assert.equal(csv[0], 'layer,head,previous,duplicate,sink,induction');
+  const T = json.inductionPeriod;
+  // the text's distinct letters (the character tokenizer skips spaces): t h e c a s o n m
+  assert.equal(T, 9);
+  assert.deepEqual([...new Set(json.inductionProbe)].sort().join(''), 'acehmnost');
+  assert.equal(json.inductionProbe.slice(0, T), json.inductionProbe.slice(T));
+  await withModel(async (as, model) => {
+    const r = model.run(json.inductionProbe, { trace: 'weights' });
+    assert.equal(r.n, 2 * T);
+    json.heads.forEach((h, i) => {
+      const w = r.layers[h.layer].attention.weights;
+      let sum = 0;
+      for (let q = T; q < 2 * T; q++) sum += w[(h.head * r.n + q) * r.n + q - T + 1];
+      assertClose([h.induction], [sum / T], { atol: 1e-6, rtol: 0, what: `induction ${i}` });
+      assert.equal(Number(csv[i + 1].split(',')[5]), h.induction);
+    });
+  });
+  const svg = (await ok(['heads', TEXT, ...DEC, '--score', 'induction', '--format', 'svg'])).toString('utf8');
+  assert.match(svg, /induction/);
+});
+
 test('inside commands: bad arguments are one line on stderr and exit code 2', async () => {
   const cases = [
     [['ablate', TEXT, ...DEC], 'attnscope: ablate: --heads-off is required, e.g. --heads-off 0.1,3.2 (layer.head)\n'],
@@ -103,7 +127,8 @@ test('inside commands: bad arguments are one line on stderr and exit code 2', as
     [['ablate', TEXT, ...DEC, '--heads-off', '0.0', '--format', 'svg'], 'attnscope: ablate has no figure: use --format json or csv\n'],
     [['lens', TEXT, '--k', '2'], 'attnscope: lens needs a language model (this model is an encoder)\n'],
     [['heatmap', TEXT, '--k', '2'], 'attnscope: --k applies only to lens, ablate, patch, heads\n'],
-    [['heads', TEXT, ...DEC, '--score', 'induction'], 'attnscope: --score (induction) must be one of previous, duplicate, sink\n'],
+    [['heads', TEXT, ...DEC, '--score', 'copying'], 'attnscope: --score (copying) must be one of previous, duplicate, sink, induction\n'],
+    [['heads', 'aaa', ...DEC, '--score', 'induction'], 'attnscope: induction: the text needs at least 2 different tokens\n'],
   ];
   for (const [args, message] of cases) {
     const r = await cli(args);

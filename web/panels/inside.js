@@ -6,9 +6,8 @@
 import { $, h, replace } from '../dom.js';
 import { t } from '../i18n.js';
 import * as colors from '../colors.js';
-import { download } from '../exports.js';
-import { heatmapGrid, gridRaster } from '../render/index.js';
-import { gridSvg } from '../render/grid.js';
+import { downloadGrid, downloadData } from '../exports.js';
+import { heatmapGrid } from '../render/index.js';
 import {
   lensTable, headGrid, ablationResult, valueTable, detectorsTable,
 } from '../views/inside.js';
@@ -160,8 +159,8 @@ export function createInside({ compute, state }) {
         for (let j = 0; j < r.k; j++) lines.push([i, p, JSON.stringify(tok), j + 1, l.ids[p * r.k + j], JSON.stringify(l.tokens[p * r.k + j]), l.probs[p * r.k + j]].join(','));
       }));
     } else if (name === 'heads') {
-      lines.push('layer,head,previous_token,duplicate_token,sink_share');
-      r.previousToken.forEach((v, i) => lines.push([Math.floor(i / r.numHeads), i % r.numHeads, v, r.duplicateToken[i], r.sinkShare[i]].join(',')));
+      lines.push('layer,head,previous_token,duplicate_token,sink_share,induction');
+      r.previousToken.forEach((v, i) => lines.push([Math.floor(i / r.numHeads), i % r.numHeads, v, r.duplicateToken[i], r.sinkShare[i], r.induction?.[i] ?? ''].join(',')));
     } else if (name === 'ablate') {
       lines.push('run,rank,id,token,prob');
       for (const side of ['before', 'after']) {
@@ -179,25 +178,14 @@ export function createInside({ compute, state }) {
     const r = results[name];
     if (!r) return;
     const file = `attnscope-${name}.${format}`;
-    if (format === 'json') {
-      const plain = JSON.parse(JSON.stringify(r, (k, v) => (ArrayBuffer.isView(v) ? Array.from(v) : v)));
-      download(new Blob([JSON.stringify(plain, null, 1)], { type: 'application/json' }), file, 1000);
-    } else if (format === 'csv') {
-      download(new Blob([csv(name)], { type: 'text/csv' }), file, 1000);
-    } else {
-      const g = grid(name);
-      const spec = heatmapGrid({
-        title: g.title, tokens: g.rows, keyTokens: g.cols, matrix: g.values, rows: g.rows.length, cols: g.cols.length, domain: g.domain, palette: g.palette, legend: name,
-      });
-      if (format === 'svg') {
-        download(new Blob([gridSvg(spec)], { type: 'image/svg+xml' }), file, 1000);
-        return;
-      }
-      const img = gridRaster(spec, 2);
-      const c = h('canvas', { width: img.width, height: img.height });
-      c.getContext('2d').putImageData(new ImageData(new Uint8ClampedArray(img.data.buffer, img.data.byteOffset, img.data.byteLength), img.width, img.height), 0, 0);
-      c.toBlob((b) => download(b, file, 1000), 'image/png');
+    if (format === 'json' || format === 'csv') {
+      downloadData(format, file, format === 'csv' ? csv(name) : r);
+      return;
     }
+    const g = grid(name);
+    downloadGrid(heatmapGrid({
+      title: g.title, tokens: g.rows, keyTokens: g.cols, matrix: g.values, rows: g.rows.length, cols: g.cols.length, domain: g.domain, palette: g.palette, legend: name,
+    }), file, format);
   }
 
   root.addEventListener('click', (e) => {

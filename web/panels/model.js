@@ -7,6 +7,7 @@ import { modelView } from '../views/modelview.js';
 import { modelSections, shownLayer } from '../viewmodel.js';
 import { shownTrace } from './common.js';
 import { kvHeadOf, kvCacheBytes } from '../sinks.js';
+import { tintModelView } from './head-tint.js';
 
 const MiB = (b) => `${(b / 2 ** 20).toFixed(b < 2 ** 20 ? 3 : 1)} MiB`;
 
@@ -49,6 +50,7 @@ export const model = {
     }));
     const gqa = gqaNote(tr.config, H);
     if (gqa) $('model-view').prepend(gqa);
+    tintModelView(); // the detector frames, when one is chosen
     model.update(ctx);
     return null;
   },

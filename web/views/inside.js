@@ -92,7 +92,8 @@ export function valueTable({ name, caption, values, rows, cols, colLabels, map, 
  * head, sortable by any score column (descending; the header button says which, aria-sort marks it).
  */
 export function detectorsTable(d, sort, onSort) {
-  const cols = [['previousToken', 'inside.previous'], ['duplicateToken', 'inside.duplicate'], ['sinkShare', 'inside.sink']];
+  const cols = [['previousToken', 'inside.previous'], ['duplicateToken', 'inside.duplicate'], ['sinkShare', 'inside.sink'],
+    ...(d.induction ? [['induction', 'tint.induction']] : [])];
   const order = Array.from({ length: d.numLayers * d.numHeads }, (_, i) => i);
   if (sort) order.sort((a, b) => d[sort][b] - d[sort][a] || a - b);
   const head = h('tr', {}, h('th', { scope: 'col', text: t('inside.layer') }), h('th', { scope: 'col', text: t('inside.head') }),
