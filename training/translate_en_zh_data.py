@@ -1,9 +1,9 @@
 """The synthetic English -> Chinese task of models/translate-en-zh (train_translate_en_zh.py).
 
 No public-domain English-Chinese parallel corpus can be installed here: the only registries reachable are Debian's
-and npm's, and Debian ships none (checked 2026-11-27: `apt-cache search` for parallel / bilingual / corpus /
-chinese text finds dictionaries (cc-cedict is CC BY-SA, not a sentence corpus), fonts and input methods, no
-aligned sentences). So the pairs are generated, the task the issue names: numbers, dates and simple quantities.
+and npm's, and Debian ships none (checked 2026-11-27: `apt-cache search parallel corpus` and `apt-cache search
+bilingual` find nothing; the Chinese packages are fonts, input methods, TeX support and locale tasks). So the pairs
+are generated, the task the issue names: numbers, dates and simple quantities.
 
 Forms (source -> target):
   digits    "1205"              -> "一千二百零五"     (0 .. 99,999,999)
