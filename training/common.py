@@ -471,3 +471,30 @@ def steps_arg(default):
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=default)
     return ap.parse_args().steps
+
+
+def write_encdec_reference(model, tok, out, name, texts, max_new):
+    """models/<name>/reference.json of an encoder-decoder char model: PyTorch outputs for `texts`: greedy ids/text
+    (at most max_new tokens), and for the first, the teacher-forced attention weights of every layer and the final
+    logits of the last position."""
+    cases = []
+    for k, text in enumerate(texts):
+        src = tok.encode(text)
+        ids = greedy(model, src_ids=src, max_new=max_new)
+        case = {"input": text, "inputIds": src, "output": tok.decode(ids), "outputIds": ids, "maxNewTokens": max_new}
+        if k == 0:
+            tgt = [BOS] + ids
+            logits, tr = traced(model, tgt, src)
+            case["teacherForced"] = {
+                "target": tok.decode(ids), "targetIds": tgt,
+                "encoderSelfAttention": [flat(w) for w in tr["encoder"]],
+                "decoderSelfAttention": [flat(w) for w in tr["decoder"]],
+                "crossAttention": [flat(w) for w in tr["cross"]],
+                "lastLogits": flat(logits[-1])}
+        cases.append(case)
+    write_json(out + "/reference.json", {
+        "model": name, "torch": torch.__version__,
+        "note": "greedy: decoder input starts with <s>, argmax (ties to the smaller id) until </s>; attention "
+                "weights flat per layer [H, n, n] (self) / [H, n, m] (cross), n = len(targetIds) "
+                "(<s> + output), m = len(inputIds)",
+        "cases": cases})

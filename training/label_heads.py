@@ -6,7 +6,7 @@ check_export.py's independent float64 NumPy forward, so tests/js/heads.test.js c
 attnscope on exactly the same inputs.
 
     /usr/bin/python3 training/label_heads.py [model name ...]     (default: english, english-rope, reverse,
-                                                                   dates, chinese-poems)
+                                                                   dates, chinese-poems, translate-en-zh)
 
 Measures (weights w[h, query, key] of one teacher-forced run per text; "uniform" = what a head attending evenly
 over the keys it may see would score on the same pairs):
@@ -28,6 +28,10 @@ over the keys it may see would score on the same pairs):
                               in the same place one line up, as dates' and reverse's measures take the query
                               that writes a character
                sameOffset     the query at offset o of line k >= 1 itself, the weight on offset o of line k - 1
+  translate-en-zh digit     cross-attention: for every (target character, source digit) pair of heldout.json's
+                              `align` (a numeral reads its digit, a date's digit the digit it copies), the weight
+                              of the query that writes the character (decoder position t) on that source digit;
+               digitArgmax    share of those queries whose row maximum (first on ties) is that digit
 A head gets a label for every measure whose score s is at least LABEL_RATIO times the uniform baseline u and at
 least MIN_EXCESS of the way from u to 1 ((s - u) / (1 - u)): a ratio alone would label a head putting 0.05 on
 a key that uniform attention gives 0.01, an excess alone would miss rare targets such as punctuation.
@@ -47,7 +51,7 @@ PUNCTUATION = ",;:.()'\"-"
 LABELS = {"previousToken": "previous token", "space": "spaces", "punctuation": "punctuation",
           "induction": "induction", "copy": "copies the digit to write", "field": "source field being written",
           "previousLine": "same position of the previous line", "sameOffset": "same offset of the previous line",
-          "firstToken": "first token (sink)"}
+          "firstToken": "first token (sink)", "digit": "source digit being written"}
 
 
 def load(name):
@@ -179,6 +183,24 @@ def dates(cfg, W, held, enc):
                                   "items)")}
 
 
+def translate(cfg, W, held, enc):
+    L, H = cfg["numDecoderLayers"], cfg["numHeads"]
+    vocab = cfg["tokenizer"]["vocab"]
+    bos = vocab.index(cfg["tokenizer"]["bos"])
+    share, arg = Measure(L, H), Measure(L, H)
+    for it in held["items"]:
+        if not it["align"]:
+            continue
+        src, tgt = enc(it["input"]), [bos] + enc(it["target"])
+        _, tr = X.transformer(cfg, W, tgt, src)
+        for t, s in it["align"]:
+            share.add([w[:, t, s] for w in tr["cross"]], 1.0 / len(src))
+            arg.add([(np.argmax(w[:, t, :], axis=-1) == s).astype(np.float64) for w in tr["cross"]], 1.0 / len(src))
+    return {"digit": share.result("cross-attention: weight of the query writing target character t on the source digit "
+                                  "it reads (heldout.json items' align pairs)"),
+            "digitArgmax": arg.result("share of those queries whose row maximum (first on ties) is that digit")}
+
+
 def chinese(cfg, W, held, enc):
     L, H = cfg["numLayers"], cfg["numHeads"]
     writes, same = Measure(L, H), Measure(L, H)
@@ -204,9 +226,9 @@ def chinese(cfg, W, held, enc):
 
 
 MEASURES = {"english": english_like, "english-rope": english_rope, "reverse": reverse, "dates": dates,
-            "chinese-poems": chinese}
-ATTENTION = {"dates": "cross"}
-LABELLED = {"copyArgmax"}  # reported, not a label of its own
+            "chinese-poems": chinese, "translate-en-zh": translate}
+ATTENTION = {"dates": "cross", "translate-en-zh": "cross"}
+LABELLED = {"copyArgmax", "digitArgmax"}  # reported, not a label of its own
 
 
 def labels(name, scores):

@@ -130,29 +130,8 @@ def main():
 
 
 def write_reference(model, tok, out):
-    """PyTorch outputs for three inputs: greedy ids/text, and for the first, the teacher-forced attention weights
-    of every layer and the final logits of the last position."""
-    cases = []
-    for k, text in enumerate(["November 22, 2026", "Sunday, 22 November 2026", "2026年11月22日"]):
-        src = tok.encode(text)
-        ids = C.greedy(model, src_ids=src, max_new=16)
-        case = {"input": text, "inputIds": src, "output": tok.decode(ids), "outputIds": ids, "maxNewTokens": 16}
-        if k == 0:
-            tgt = [C.BOS] + ids
-            logits, tr = C.traced(model, tgt, src)
-            case["teacherForced"] = {
-                "target": tok.decode(ids), "targetIds": tgt,
-                "encoderSelfAttention": [C.flat(w) for w in tr["encoder"]],
-                "decoderSelfAttention": [C.flat(w) for w in tr["decoder"]],
-                "crossAttention": [C.flat(w) for w in tr["cross"]],
-                "lastLogits": C.flat(logits[-1])}
-        cases.append(case)
-    C.write_json(out + "/reference.json", {
-        "model": "dates", "torch": torch.__version__,
-        "note": "greedy: decoder input starts with <s>, argmax (ties to the smaller id) until </s>; attention "
-                "weights flat per layer [H, n, n] (self) / [H, n, m] (cross), n = len(targetIds) "
-                "(<s> + output), m = len(inputIds)",
-        "cases": cases})
+    C.write_encdec_reference(model, tok, out, "dates", ["November 22, 2026", "Sunday, 22 November 2026",
+                                                        "2026年11月22日"], 16)
 
 
 if __name__ == "__main__":

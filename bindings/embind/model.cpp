@@ -327,6 +327,7 @@ val ModelHandle::generate(std::string input, int max_new_tokens, int num_beams) 
   o.set("ids", i32_out(g.ids));
   o.set("tokens", strings_out(g.tokens));
   o.set("stoppedAtEnd", val(g.stopped_at_end));
+  if (num_beams > 1) o.set("score", val(g.score));
   return o;
 }
 

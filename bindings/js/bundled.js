@@ -61,6 +61,12 @@ export const BUNDLED = Object.freeze([
     architecture: 'kernel-regression',
     description: 'Nadaraya-Watson kernel regression, the simplest attention pooling: each query x attends to the 50 training inputs with weights softmax(-((x - x_j) * w)^2 / 2) and returns the weighted mean of their y. The heatmap is a diagonal band: a query looks at training points near it. With the learned w the band is narrower than with w = 1, so the prediction follows the noisy training points more closely (less smooth).',
   },
+  {
+    name: 'translate-en-zh',
+    task: "English numbers, dates and quantities to Chinese",
+    architecture: 'encoder-decoder',
+    description: "A small translator trained on synthetic pairs (no public-domain English-Chinese parallel text could be installed here): numbers in digits, with thousands separators or in English words, dates and simple quantities, written in Chinese: '1,205' -> 一千二百零五, 'forty-two' -> 四十二, '3 May 2021' -> 2021年5月3日, '12 books' -> 十二本书. Look at the cross-attention while it writes a number: each numeral 一..九 looks at the source digit it reads, left to right, skipping the units 十百千万 and the zeros it reads as 零, so the alignment is a staircase through the digits; for a date it jumps to the year first, then back to the day.",
+  },
 ].map((m) => Object.freeze(m)));
 
 // One file of models/<name>/: Node reads it from the package folder, browsers fetch it from the same origin.

@@ -316,7 +316,13 @@ export interface RunOptions {
   summaries?: boolean | { topK?: number };
 }
 
-export interface Generation { text: string; ids: Int32Array; tokens: string[]; stoppedAtEnd: boolean }
+export interface Generation {
+  text: string; ids: Int32Array; tokens: string[]; stoppedAtEnd: boolean;
+  /** beam search (`numBeams` > 1) only: the returned hypothesis' score, its summed log-probabilities (end token
+   * included when it ended) / generated length^length_penalty, the length counting the end token (Hugging Face's
+   * `sequences_scores`) */
+  score?: number;
+}
 
 export interface Model {
   /** The model's config with every default applied, read back from the core. */
@@ -810,7 +816,7 @@ export interface AttnScope {
    * RangeError listing the bundled names. Free the model with delete().
    * @example (await as.loadBundled('dates')).generate('November 22, 2026').text  // '2026-11-22'
    */
-  loadBundled(name: 'dates' | 'reverse' | 'english'): Promise<Model>;
+  loadBundled(name: 'dates' | 'reverse' | 'english' | 'translate-en-zh'): Promise<Model>;
   loadBundled(name: 'dates-bahdanau'): Promise<GruModel>;
   loadBundled(name: 'nadaraya-watson'): Promise<KernelRegressionModel>;
   loadBundled(name: string): Promise<Model | GruModel | KernelRegressionModel>;

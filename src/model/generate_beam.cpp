@@ -178,6 +178,7 @@ core::Result<Generation> Transformer::beam_search(std::string_view input, int ma
   const Hypothesis* best = hyps.best();
   if (best != nullptr) {
     g.ids = best->ids;
+    g.score = best->score;
     g.stopped_at_end = static_cast<int>(best->ids.size()) < steps || done;
   }
   finish_generation(g, vocab);

@@ -80,7 +80,9 @@ core::Result<tokenizers::Tokenization> TextEncoder::encode(std::string_view text
     case Kind::kHf: {
       // decoder checkpoints: ids as Tokenizer.from_file("tokenizer.json").encode(text).ids, special tokens added as
       // the file's post_processor says (API.md "Modern decoder checkpoints": Llama 3's BOS)
-      auto r = post_processor_ && post_process ? hf_->encode_with_post_processor(text) : hf_->encode(text);
+      // the post_process false side is an encoder-decoder's target: Marian's target.spm (encode_target)
+      auto r = !post_process ? hf_->encode_target(text)
+               : post_processor_ ? hf_->encode_with_post_processor(text) : hf_->encode(text);
       if (!r.ok()) return core::readdress(r.status(), op, what);
       tk = std::move(r).value();
       for (std::size_t i = 0; i < tk.ids.size(); ++i) tk.tokens[i] = hf_->token_text(tk.ids[i]);

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,6 +54,9 @@ struct Generation {
   std::vector<std::string> tokens;
   std::string text;
   bool stopped_at_end = false;  // the end token was produced (else max_new_tokens ran out)
+  // beam search: the hypothesis' score, sum of log-probabilities / generated_len^length_penalty (Hugging Face's
+  // sequences_scores); NaN for greedy decoding
+  double score = std::numeric_limits<double>::quiet_NaN();
 };
 
 class Transformer {

@@ -406,6 +406,11 @@ core::Result<Tokenization> HfTokenizer::encode_with_post_processor(std::string_v
   return encode(utf8);
 }
 
+core::Result<Tokenization> HfTokenizer::encode_target(std::string_view utf8) const {
+  if (spm_) return spm_->encode(utf8, false, true);
+  return encode(utf8);
+}
+
 core::Result<Tokenization> HfTokenizer::encode(std::string_view utf8) const {
   if (kind_ == Kind::kWordPiece) return wordpiece_->encode(utf8);
   if (pipeline_) return pipeline_->encode(utf8, false);

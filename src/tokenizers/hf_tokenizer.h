@@ -75,6 +75,9 @@ class HfTokenizer {
   // "<|begin_of_text|> $A", Gemma's "<bos> $A"; the added tokens' offsets are [0, 0)): the ids Hugging Face's
   // Tokenizer.encode(text) gives. The GPT-2 / BERT kinds (and vocab-file tokenizers) give encode()'s result.
   core::Result<Tokenization> encode_with_post_processor(std::string_view utf8) const;
+  // encode() of an encoder-decoder checkpoint's target text: Marian reads target.spm (MarianTokenizer's
+  // text_target), every other kind gives encode()'s result.
+  core::Result<Tokenization> encode_target(std::string_view utf8) const;
   // BPE: the bytes of the ids as UTF-8 (ill-formed sequences -> U+FFFD); added tokens give their content.
   // WordPiece: WordPieceTokenizer::decode. Unknown id -> RangeError "decode: ids[3] (99999) is not in the vocabulary".
   core::Result<std::string> decode(std::span<const std::int32_t> ids) const;

@@ -115,9 +115,10 @@ core::Result<std::unique_ptr<SpmTokenizer>> SpmTokenizer::marian(std::span<const
   return t;
 }
 
-core::Status SpmTokenizer::encode_part(std::string_view utf8, std::int32_t utf16_base, Tokenization& out) const {
+core::Status SpmTokenizer::encode_part(std::string_view utf8, std::int32_t utf16_base, const SentencePiece& sp,
+                                       Tokenization& out) const {
   if (!marian_) {
-    auto r = source_->encode(utf8);
+    auto r = sp.encode(utf8);
     if (!r.ok()) return r.status();
     for (std::int32_t& o : r.value().offsets) o += utf16_base;
     out.ids.insert(out.ids.end(), r.value().ids.begin(), r.value().ids.end());
@@ -155,7 +156,7 @@ core::Status SpmTokenizer::encode_part(std::string_view utf8, std::int32_t utf16
     p += len;
   }
   kept_u16.push_back(u16_of_byte[utf8.size()]);
-  auto r = source_->encode(kept);
+  auto r = sp.encode(kept);  // MarianTokenizer._tokenize: self.current_spm.encode(text, out_type=str)
   if (!r.ok()) return r.status();
   for (std::size_t i = 0; i < r.value().ids.size(); ++i) {
     const std::string& piece = r.value().tokens[i];
@@ -170,14 +171,16 @@ core::Status SpmTokenizer::encode_part(std::string_view utf8, std::int32_t utf16
   return core::Status::Ok();
 }
 
-core::Result<Tokenization> SpmTokenizer::encode(std::string_view utf8, bool with_specials) const {
+core::Result<Tokenization> SpmTokenizer::encode(std::string_view utf8, bool with_specials, bool target) const {
+  // MarianTokenizer._switch_to_target_mode: current_spm = spm_target; current_encoder stays the shared vocab.json
+  const SentencePiece& sp = target && target_ ? *target_ : *source_;
   auto decoded = decode_utf8(utf8, "encode", "text");
   if (!decoded.ok()) return decoded.status();
   const DecodedText& text = decoded.value();
   Tokenization out;
   auto part = [&](std::size_t a, std::size_t b) -> core::Status {  // code points [a, b)
     const auto ba = static_cast<std::size_t>(text.byte_offset[a]), bb = static_cast<std::size_t>(text.byte_offset[b]);
-    return encode_part(utf8.substr(ba, bb - ba), text.utf16_offset[a], out);
+    return encode_part(utf8.substr(ba, bb - ba), text.utf16_offset[a], sp, out);
   };
   std::size_t done = 0;
   for (const AddedTokenMatcher::Match& m : matcher_.find(text.cps)) {

@@ -9,7 +9,8 @@
 //  - Marian (tokenization_marian.py): the same split on "</s>", "<unk>", "<pad>"; a leading language code
 //    ">>xx<<" of a part is one token and every ">>…<<" is removed from the part; the rest is the source model's
 //    pieces, each mapped through vocab.json (a piece vocab.json lacks is "<unk>"'s id); with specials "</s>" is
-//    appended. Decoding maps ids to vocab strings and decodes runs of them with the target model (special tokens
+//    appended. The target side (encode(..., target = true): MarianTokenizer's text_target / _switch_to_target_mode)
+//    reads target.spm's pieces instead, still mapped through the shared vocab.json. Decoding maps ids to vocab strings and decodes runs of them with the target model (special tokens
 //    kept as text, followed by a space), U+2581 -> ' ', the result trimmed (convert_tokens_to_string).
 // Layer: tokenizers (depends on core/ and io/'s JSON readers).
 #pragma once
@@ -40,7 +41,8 @@ class SpmTokenizer {
                                                             std::string_view vocab_json, const char* fn,
                                                             const char* arg);
 
-  core::Result<Tokenization> encode(std::string_view utf8, bool with_specials) const;
+  // target: the text is a decoder-side text (Marian: target.spm's pieces; T5 has one model for both sides).
+  core::Result<Tokenization> encode(std::string_view utf8, bool with_specials, bool target = false) const;
   core::Result<std::string> decode(std::span<const std::int32_t> ids) const;
   std::string token_text(std::int32_t id) const;  // "" if unknown
   std::int32_t id_of(std::string_view token) const;  // -1 if absent
@@ -54,7 +56,8 @@ class SpmTokenizer {
   SpmTokenizer() = default;
   void set_specials(std::vector<AddedToken> specials);
   // One part of the text between special tokens: pieces and ids (T5: the model's; Marian: vocab.json's).
-  core::Status encode_part(std::string_view utf8, std::int32_t utf16_base, Tokenization& out) const;
+  core::Status encode_part(std::string_view utf8, std::int32_t utf16_base, const SentencePiece& sp,
+                           Tokenization& out) const;
 
   bool marian_ = false;
   std::unique_ptr<SentencePiece> source_, target_;  // target_ null for T5

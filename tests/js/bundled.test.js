@@ -106,34 +106,36 @@ for (const { name } of as.bundledModels.filter((m) => m.architecture === 'decode
   });
 }
 
-test("loadBundled: dates equals PyTorch's reference (greedy outputs, encoder attention)", async () => {
-  const model = await as.loadBundled('dates');
-  try {
-    const ref = json('dates', 'reference.json');
-    checkGreedy(model, ref);
-    const c = ref.cases[0];
-    const r = model.run({ source: c.input, target: c.output }, { trace: 'weights' });
-    assert.deepEqual(Array.from(r.source.ids), c.inputIds);
-    checkLayers(r.source.layers, c.teacherForced.encoderSelfAttention, 'attention', 'dates encoder self-attention');
-  } finally {
-    model.delete();
-  }
-});
+for (const name of ['dates', 'translate-en-zh']) {
+  test(`loadBundled: ${name} equals PyTorch's reference (greedy outputs, encoder attention)`, async () => {
+    const model = await as.loadBundled(name);
+    try {
+      const ref = json(name, 'reference.json');
+      checkGreedy(model, ref);
+      const c = ref.cases[0];
+      const r = model.run({ source: c.input, target: c.output }, { trace: 'weights' });
+      assert.deepEqual(Array.from(r.source.ids), c.inputIds);
+      checkLayers(r.source.layers, c.teacherForced.encoderSelfAttention, 'attention', `${name} encoder self-attention`);
+    } finally {
+      model.delete();
+    }
+  });
 
-test("loadBundled: dates' decoder side equals PyTorch's teacher-forced run on <s> + target", async () => {
-  const model = await as.loadBundled('dates');
-  try {
-    const c = json('dates', 'reference.json').cases[0];
-    const tf = c.teacherForced;
-    const r = model.run({ source: c.input, target: tf.target }, { trace: 'weights' });
-    assert.deepEqual(Array.from(r.ids), tf.targetIds);
-    checkLayers(r.layers, tf.decoderSelfAttention, 'attention', 'dates decoder self-attention');
-    checkLayers(r.layers, tf.crossAttention, 'cross', 'dates cross-attention');
-    checkNext(r.next, tf.lastLogits, 'dates');
-  } finally {
-    model.delete();
-  }
-});
+  test(`loadBundled: ${name}'s decoder side equals PyTorch's teacher-forced run on <s> + target`, async () => {
+    const model = await as.loadBundled(name);
+    try {
+      const c = json(name, 'reference.json').cases[0];
+      const tf = c.teacherForced;
+      const r = model.run({ source: c.input, target: tf.target }, { trace: 'weights' });
+      assert.deepEqual(Array.from(r.ids), tf.targetIds);
+      checkLayers(r.layers, tf.decoderSelfAttention, 'attention', `${name} decoder self-attention`);
+      checkLayers(r.layers, tf.crossAttention, 'cross', `${name} cross-attention`);
+      checkNext(r.next, tf.lastLogits, name);
+    } finally {
+      model.delete();
+    }
+  });
+}
 
 test("loadBundled: dates-bahdanau equals PyTorch's reference (greedy outputs, alignment, states, logits)", async () => {
   const model = await as.loadBundled('dates-bahdanau');
