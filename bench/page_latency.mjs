@@ -33,7 +33,7 @@ const arg = (name, def) => {
 };
 const root = path.resolve(arg('root', path.join(path.dirname(fileURLToPath(import.meta.url)), '..')));
 const RUNS = Math.max(1, Number(arg('runs', 5)));
-const ONLY = new Set(arg('only', 'keystroke,interact,modelview,cold,warm').split(','));
+const ONLY = new Set(arg('only', 'keystroke,interact,modelview,cold,warm,long').split(','));
 
 const WORDS = 'the quick brown fox jumps over a lazy dog while seven tired cats watch from an old red barn'.split(' ');
 const words = (n) => Array.from({ length: n }, (_, i) => WORDS[i % WORDS.length]).join(' ');
@@ -280,6 +280,11 @@ if (ONLY.has('warm')) {
     rmSync(profile, { recursive: true, force: true });
   }
   rows.push(['warm load (second visit) → first heatmap, default page', '≤ 400', median(times), times]);
+}
+
+if (ONLY.has('long')) {
+  const { runLong } = await import('./page_long.mjs');
+  rows.push(...await runLong({ browser, base, runs: RUNS, arg, root, keystroke, longest, idle }));
 }
 
 await browser.close();

@@ -36,6 +36,8 @@ import {
 import { createFiles } from './files.js';
 import { compare, lastComparison } from './panels/compare.js';
 import { createInside } from './panels/inside.js';
+import { shortOnly, longAttention, longModel } from './panels/long.js';
+import { createPair } from './panels/pair.js';
 
 const store = createStore(location.hash);
 const { state, view, data } = store;
@@ -80,8 +82,9 @@ const compute = createCompute({
 });
 
 // a trace read from an attention file has weights only: the panels that need the model say so (web/panels/file.js)
-const panels = [fileInput(input), example, needsModel(embeddings, 'embeddings'), needsModel(positional, 'positional-view'), rope,
-  shownLayerHeld(attention), needsModel(causal, 'causal-view'), needsModel(steps, 'steps'), fileModel(model), shownLayerHeld(compare)];
+const panels = [fileInput(input), example, shortOnly(needsModel(embeddings, 'embeddings'), 'embeddings'), shortOnly(needsModel(positional, 'positional-view'), 'positional-view'), rope,
+  longAttention(shownLayerHeld(attention)), shortOnly(needsModel(causal, 'causal-view'), 'causal-view'), shortOnly(needsModel(steps, 'steps'), 'steps'), longModel(fileModel(model)), shortOnly(shownLayerHeld(compare), 'compare-view')];
+// (a long input's trace — web/long.js — holds summaries and the heads on screen: web/panels/long.js)
 const scheduler = createScheduler(panels, {
   context,
   prepare(ctx) {
@@ -98,6 +101,7 @@ const scheduler = createScheduler(panels, {
 });
 
 const inside = createInside({ compute, state }); // panel 9: on demand, in the worker (web/inside-work.js)
+createPair({ compute, state }); // english vs english-rope, in the compare panel: on demand, in the worker (web/pair-work.js)
 const family = createFamily(state, (kind, f) => drawFamily(kind, f, state, (i) => store.update({ adQ: i })));
 const controls = createControls(store, () => models.about());
 const models = createModels(store, compute, {
@@ -138,6 +142,7 @@ const act = {
   heads: (heads) => store.update({ heads }, { frame: true }),
   next: (args) => compute.call('next', args).then((a) => a.value),
   rope: (args) => compute.call('rope', { args }).then((a) => a.value),
+  refetch: () => compute.schedule(0), // a long trace lacks the map of a head now on screen
   ...models.act,
 };
 

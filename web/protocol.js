@@ -19,6 +19,7 @@ export const KINDS = Object.freeze({
   inside: ['state', 'op', 'args'], // looking inside (web/inside-work.js): lens, ablate, sweep, patch → its result
   cancel: ['target'], // stop the request with id `target` (a checkpoint load or an inside sweep: it rejects with an AbortError); no answer
   rope: ['args'], // as.ropeExplain(args): the RoPE panel's numbers (issue 28)
+  pair: ['text', 'picks'], // the english vs english-rope switch (web/pair-work.js): one head of each on the text
   crash: [], // a test hook (window.__attnscope.crashWorker): the worker dies of an uncaught error; never sent otherwise
 });
 

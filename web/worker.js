@@ -6,6 +6,7 @@ import { createAttnScope } from '../bindings/js/index.js';
 import { Pipeline } from './pipeline.js';
 import * as msg from './protocol.js';
 import { insideWork } from './inside-work.js';
+import { pairWork } from './pair-work.js';
 
 let ready = null;
 
@@ -52,6 +53,7 @@ const WORK = {
   generate: (p, r) => p.generate(r.state, r.maxNewTokens),
   inside: (p, r, onProgress, signal) => insideWork(p, r.state, r.op, r.args, onProgress, signal),
   rope: (p, r) => p.as.ropeExplain(r.args),
+  pair: (p, r) => pairWork(p, r.text, r.picks),
   crash: () => new Promise(() => {
     // an uncaught error, as a crash gives: the page restarts the worker (web/compute.js); never answered
     setTimeout(() => { throw new Error('the compute worker was made to crash (test hook)'); });
