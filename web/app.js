@@ -230,9 +230,10 @@ function whenComplete(fn) {
 
 function wire() {
   for (const b of document.querySelectorAll('button[data-export]')) {
-    b.addEventListener('click', () => whenComplete(() => exportView(data.trace, data.traceState, state, b.dataset.export, b.dataset.format, b.dataset.attention ?? 'self')));
+    b.addEventListener('click', () => whenComplete(() => (data.trace?.long ? showError(data, t('long.noExport'))
+      : exportView(data.trace, data.traceState, state, b.dataset.export, b.dataset.format, b.dataset.attention ?? 'self'))));
   }
-  $('export').addEventListener('click', () => whenComplete(() => exportTrace(data.trace, data.traceState)));
+  $('export').addEventListener('click', () => whenComplete(() => (data.trace?.long ? showError(data, t('long.noExport')) : exportTrace(data.trace, data.traceState))));
   $('copy-link').addEventListener('click', async () => {
     const b = $('copy-link');
     try {

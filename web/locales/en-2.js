@@ -128,7 +128,7 @@ register('en', {
   'bigmap.in': 'Zoom in',
   'bigmap.out': 'Zoom out',
   'bigmap.reset': 'Whole map',
-  'long.note': 'This input has {n} tokens: the module computed per-head summaries for every layer and the full maps of the heads shown here only, so nothing holds every layer × head map at once. Choose at most {max} heads.',
+  'long.note': 'This input has {n} tokens: the module computed per-head summaries for every layer and the full maps of the heads shown here only, so nothing holds every layer × head map at once. Choose at most {max} heads. The controls above (show, hide weights below, top-k, words, sink) apply to inputs of up to 512 tokens.',
   'long.mapTitle': 'Layer {l} · head H{h}',
   'long.computing': 'Computing the map of head H{h}…',
   'long.linesTitle': 'Top {k} keys of each of the {n} tokens, head H{h} (from the module\'s per-head summaries; the selected token in red)',
@@ -147,4 +147,6 @@ register('en', {
   'pair.head': 'L{l} H{h}',
   'pair.prevScore': 'previous token {score}',
   'pair.prevHeads': '{name}: previous-token heads',
+  'pair.diff': '{a} − {b}',
+  'long.noExport': 'Exports hold every layer × head map, which a text of more than 512 tokens does not keep (the page computes summaries and the maps on screen only): shorten the text to export.',
 });

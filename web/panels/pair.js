@@ -68,7 +68,8 @@ export function createPair({ compute, state }) {
     replace(out, ...pickers,
       h('p', { class: 'note', dataset: { name: 'pair-alignment' }, text: result.mode === 'chars'
         ? t('compare.aligned', { a: sides[0].n, b: sides[1].n, spans: result.U }) : t('compare.byPosition', { n: result.U }) }),
-      compareTiles(result, `${sides[0].name} · ${headName(sides[0])}`, `${sides[1].name} · ${headName(sides[1])}`, width, ['pair-a', 'pair-b', 'pair-diff']));
+      compareTiles(result, `${sides[0].name} · ${headName(sides[0])}`, `${sides[1].name} · ${headName(sides[1])}`, width, ['pair-a', 'pair-b', 'pair-diff'],
+        t('pair.diff', { a: sides[0].name, b: sides[1].name })));
   }
   return { last: () => last };
 }

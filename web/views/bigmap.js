@@ -96,6 +96,7 @@ export function bigHeatmap(o) {
       ? cellText(o, c.i0, c.j0, values[c.i0 * cols + c.j0], false)
       : t('bigmap.block', { i0: c.i0, i1: c.i1 - 1, j0: c.j0, j1: c.j1 - 1, value: Number.isFinite(v) ? fmt(v, o.digits ?? 4) : t('heatmap.masked') });
     tip.hidden = false;
+    window.addEventListener('scroll', hideTip, { once: true, passive: true }); // the tooltip is fixed: it would float
     if (announce) {
       live.textContent = tip.textContent;
       Object.assign(live.dataset, { row: c.i0, col: c.j0, rows: c.i1 - c.i0, cols: c.j1 - c.j0, value: Number.isFinite(v) ? v : String(v) });
@@ -111,6 +112,10 @@ export function bigHeatmap(o) {
     if (y + tip.offsetHeight > window.innerHeight - 4) y = r.top + a * ph - tip.offsetHeight - 6;
     tip.style.left = `${Math.max(4, x)}px`;
     tip.style.top = `${Math.max(4, y)}px`;
+  }
+
+  function hideTip() {
+    tip.hidden = true;
   }
 
   /** Sets the window to rows [r0, r1) × cols [c0, c1) (clamped into the map, at least MIN_SPAN cells unless smaller). */

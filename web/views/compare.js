@@ -29,7 +29,7 @@ export function compareView(o) {
 }
 
 /** A comparison's two maps (one colour domain) and their difference, side by side (also the english / english-rope switch). */
-export function compareTiles(result, titleA, titleB, width, kinds = ['compare-a', 'compare-b', 'compare-diff']) {
+export function compareTiles(result, titleA, titleB, width, kinds = ['compare-a', 'compare-b', 'compare-diff'], diffTitle = t('compare.diff')) {
   const { U, labels } = result;
   let hi = 0;
   for (const v of [...result.a, ...result.b]) hi = Math.max(hi, v);
@@ -40,5 +40,5 @@ export function compareTiles(result, titleA, titleB, width, kinds = ['compare-a'
     title, width: tile, cellMax: 30, legendLabel: signed ? t('compare.diff') : t('heatmap.weight'), dataset: { kind },
   });
   return h('div', { class: 'hm-tiles' },
-    map(result.a, kinds[0], titleA, false), map(result.b, kinds[1], titleB, false), map(result.diff, kinds[2], t('compare.diff'), true));
+    map(result.a, kinds[0], titleA, false), map(result.b, kinds[1], titleB, false), map(result.diff, kinds[2], diffTitle, true));
 }
