@@ -14,7 +14,7 @@ const MIN_SPAN = 8; // cells across the window at the deepest zoom (each then ma
 
 /**
  * bigHeatmap({ values, rows, cols, map, domain?, kind?, rowLabels?, colLabels?, rowName?, colName?, title?, width,
- *              dataset?, onCell?, legendLabel? }) → HTMLElement (a figure; fig.bigmap: { view(), blocks(), zoomTo() })
+ *              dataset?, onCell?, legendLabel?, causal? }) → HTMLElement (causal: cells j > i are masked, drawn grey) (a figure; fig.bigmap: { view(), blocks(), zoomTo() })
  */
 export function bigHeatmap(o) {
   const { values, rows, cols, map } = o;
@@ -57,9 +57,13 @@ export function bigHeatmap(o) {
     const ctx = canvas.getContext('2d');
     const img = ctx.createImageData(outC, outR);
     const px = new Uint32Array(img.data.buffer);
+    // a causal map's blocks wholly above the diagonal are masked (grey), not weights of 0
+    const lastRow = Int32Array.from({ length: outR }, (_, a) => blockStart(view.r0, spanR, outR, a + 1) - 1);
+    const firstCol = Int32Array.from({ length: outC }, (_, b) => blockStart(view.c0, spanC, outC, b));
+    const above = (q) => o.causal && firstCol[q % outC] > lastRow[(q / outC) | 0];
     for (let q = 0; q < blocks.length; q++) {
       const v = blocks[q];
-      if (Number.isFinite(v)) {
+      if (Number.isFinite(v) && !above(q)) {
         const k = Math.round((v - lo) * scale);
         px[q] = lut[k < 0 ? 0 : k > 255 ? 255 : k];
       } else px[q] = grey;
@@ -93,7 +97,7 @@ export function bigHeatmap(o) {
     const c = cellsOf(a, b);
     const v = blocks[a * outC + b];
     tip.textContent = c.i1 - c.i0 === 1 && c.j1 - c.j0 === 1
-      ? cellText(o, c.i0, c.j0, values[c.i0 * cols + c.j0], false)
+      ? cellText(o, c.i0, c.j0, values[c.i0 * cols + c.j0], !!o.causal && c.j0 > c.i0)
       : t('bigmap.block', { i0: c.i0, i1: c.i1 - 1, j0: c.j0, j1: c.j1 - 1, value: Number.isFinite(v) ? fmt(v, o.digits ?? 4) : t('heatmap.masked') });
     tip.hidden = false;
     window.addEventListener('scroll', hideTip, { once: true, passive: true }); // the tooltip is fixed: it would float

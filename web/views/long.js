@@ -118,6 +118,7 @@ export function longAttentionView(o) {
         rowLabels: trace.tokens, colLabels: trace.tokens, rowName: t('axis.query'), colName: t('axis.key'),
         title: t('long.mapTitle', { l: o.layer + 1, h: hd + 1 }), width: o.width, legendLabel: t('heatmap.weight'),
         dataset: { kind: 'attention', layer: o.layer, head: hd }, onCell: (i) => o.onSelect(i),
+        causal: trace.config?.architecture === 'decoder',
       }));
     } else part.append(h('p', { class: 'note', role: 'status', text: t('long.computing', { h: hd + 1 }) }));
     part.append(topkLines({ links: topLinks(summary, hd), tokens: trace.tokens, n, token: o.token, width: o.width, head: hd }));
