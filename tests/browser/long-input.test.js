@@ -86,7 +86,7 @@ function summary(w, hd, n) {
   return { entropy: e / n, distance: d / n, sink: s / n };
 }
 
-test('2,048 tokens through a Llama-shaped checkpoint: summaries, block maxima and single cells equal the module\'s full weights', async () => {
+test('2,048 tokens through a Llama-shaped checkpoint: summaries, block maxima and single cells equal the module\'s full weights', async (t) => {
   const weights = checkpoint();
   // the module's full weights, in Node
   const as = await createAttnScope({ relaxedSimd: false });
@@ -148,6 +148,7 @@ test('2,048 tokens through a Llama-shaped checkpoint: summaries, block maxima an
       }
     }
   }
+  t.diagnostic(`summaries: max relative error ${worst.toExponential(2)} over ${3 * L * H} values`);
   assert.ok(worst < 1e-4, `summaries within 1e-4 (relative) of float64 sums over the full weights (max ${worst})`);
   // top-k of the drawn heads: each row's k heaviest weights, as the full weights have them
   const k = held.summaries[0].k;
@@ -162,6 +163,7 @@ test('2,048 tokens through a Llama-shaped checkpoint: summaries, block maxima an
       }
     }
   }
+  t.diagnostic(`top-${k} weights of the drawn heads: max abs error ${topErr.toExponential(2)}`);
   assert.ok(topErr < 1e-5, `top-k weights within 1e-5 (max ${topErr})`);
   await page.screenshot({ path: path.join(shots, 'long-input-zoomed-out.png'), fullPage: false });
 
@@ -192,6 +194,7 @@ test('2,048 tokens through a Llama-shaped checkpoint: summaries, block maxima an
       if (Math.abs(drawn.blocks[a * outCols + b] - mx) > 1e-6) mismatched += 1;
     }
   }
+  t.diagnostic(`head L${pick.layer + 1} H${pick.head + 1}: ${outRows * outCols} blocks, ${mismatched} differ from the max of their cells`);
   assert.equal(mismatched, 0, `every one of ${outRows * outCols} blocks equals the max of its cells`);
 
   // ---- zoom to single cells with the keyboard, then read exact values cell by cell
