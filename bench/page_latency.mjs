@@ -81,12 +81,15 @@ async function openPage(context, hash) {
   return { page, errors };
 }
 
+// how long a run may take (ms); the long-input rows (./page_long.mjs) raise it: 2,048 tokens through a 1B shape take minutes
+const limits = { run: 120000 };
+
 /** Waits until more than `runs` results arrived, nothing is pending, every view is drawn and two frames passed. */
 async function idle(page, runs) {
   await page.waitForFunction((n) => {
     const a = window.__attnscope;
     return a && a.runs > n && !document.documentElement.dataset.busy && document.documentElement.dataset.drawn;
-  }, runs, { timeout: 120000 });
+  }, runs, { timeout: limits.run });
   await page.evaluate(() => new Promise((r) => { requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 50))); }));
 }
 
@@ -118,7 +121,7 @@ async function keystroke(page, key) {
   });
   await page.keyboard.press(key);
   await idle(page, runs);
-  await page.waitForFunction(() => window.__bench.drawn != null && window.__bench.shown > 0, null, { timeout: 60000 });
+  await page.waitForFunction(() => window.__bench.drawn != null && window.__bench.shown > 0, null, { timeout: limits.run });
   return page.evaluate(() => [window.__bench.shown - window.__bench.key, window.__bench.drawn - window.__bench.key]);
 }
 
@@ -284,6 +287,7 @@ if (ONLY.has('warm')) {
 
 if (ONLY.has('long')) {
   const { runLong } = await import('./page_long.mjs');
+  limits.run = 3600e3;
   rows.push(...await runLong({ browser, base, runs: RUNS, arg, root, keystroke, longest, idle }));
 }
 

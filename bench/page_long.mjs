@@ -6,7 +6,9 @@
 // (CDP Performance.getMetrics) and the resident memory of every renderer process of this browser (from /proc, the
 // page's worker and its wasm heap — the weights, 2 bytes each — included). --long-layers L: a checkpoint of L layers
 // instead of 16 (a loaded machine: one forward of 2,048 tokens through 16 layers is minutes of CPU).
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import {
+  copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CFG, writeCheckpoint } from './llama1b_checkpoint.mjs';
@@ -39,27 +41,23 @@ export async function runLong({ browser, base, runs, arg, root, keystroke, longe
   if (!existsSync(dir)) mkdirSync(dir, { recursive: true });
   const rows = [];
   try {
-    const file = path.join(dir, `model-${layers}.safetensors`);
-    if (!existsSync(file)) {
-      const w = writeCheckpoint(dir, cfg);
-      rmSync(file, { force: true });
-      await import('node:fs').then((fs) => fs.renameSync(w.path, file));
-    }
-    const tokenizer = path.join(root, 'tests', 'fixtures', 'modern', 'llama-bf16-tied-mqa-headdim-linear-v5', 'tokenizer.json');
+    const sub = path.join(dir, `layers-${layers}`); // config.json, model.safetensors, tokenizer.json: chosen as files
+    mkdirSync(sub, { recursive: true });
+    const file = path.join(sub, 'model.safetensors');
+    if (!existsSync(file)) writeCheckpoint(sub, cfg);
+    writeFileSync(path.join(sub, 'config.json'), JSON.stringify(cfg));
+    copyFileSync(path.join(root, 'tests', 'fixtures', 'modern', 'llama-bf16-tied-mqa-headdim-linear-v5', 'tokenizer.json'), path.join(sub, 'tokenizer.json'));
     const text = (n) => 'The quick brown fox jumps over the lazy dog. '.repeat(Math.ceil(n / 45)).slice(0, n);
     const context = await browser.newContext();
     const page = await context.newPage();
     await page.setViewportSize({ width: 1280, height: 900 });
     const errors = [];
     page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${base}web/#text=${encodeURIComponent(text(128))}`);
+    await page.goto(`${base}web/#text=${encodeURIComponent('hello')}`); // not text(128): each n below is a new text
     await idle(page, 0);
     await page.selectOption('#model', 'checkpoint');
     const t0 = Date.now();
-    await page.locator('#ckpt-files').setInputFiles([
-      { name: 'config.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(cfg)) },
-      file, tokenizer,
-    ]);
+    await page.locator('#ckpt-files').setInputFiles(['config.json', 'model.safetensors', 'tokenizer.json'].map((f) => path.join(sub, f)));
     await page.waitForFunction(() => window.__attnscope.traceState?.model === 'checkpoint' && !document.documentElement.dataset.busy,
       null, { timeout: 3600e3 });
     console.error(`page: ${layers}-layer 1B-shaped checkpoint loaded and first run drawn in ${((Date.now() - t0) / 1e3).toFixed(0)} s`);

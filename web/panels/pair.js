@@ -4,7 +4,7 @@
 // difference on aligned tokens (web/compare.js, the compare panel's code and tiles), and both models' previous-token
 // heads, each a button that shows it. The work runs in the worker ('pair' request, web/pair-work.js), on demand.
 import { $, h, replace } from '../dom.js';
-import { t } from '../i18n.js';
+import { t, onLanguageChange } from '../i18n.js';
 import { compareTraces } from '../compare.js';
 import { compareTiles } from '../views/compare.js';
 
@@ -16,9 +16,15 @@ export function createPair({ compute, state }) {
   let last = null; // { sides, result } | { error }
   const status = h('p', { class: 'note', role: 'status', dataset: { name: 'pair-status' } });
   const out = h('div', { class: 'pair-out' });
-  const run = h('button', { type: 'button', class: 'btn', id: 'pair-run', text: t('pair.run') });
-  run.addEventListener('click', () => ask());
-  replace(root, h('p', { class: 'note', text: t('pair.note') }), h('div', { class: 'ctl-row' }, run), status, out);
+  // built in the page's language, and again when it changes (with the comparison, if one is shown)
+  const frame = () => {
+    const run = h('button', { type: 'button', class: 'btn', id: 'pair-run', text: t('pair.run') });
+    run.addEventListener('click', () => ask());
+    replace(root, h('p', { class: 'note', text: t('pair.note') }), h('div', { class: 'ctl-row' }, run), status, out);
+    if (last) draw();
+  };
+  onLanguageChange(frame);
+  queueMicrotask(frame); // after the page has chosen its language (web/app.js boot)
 
   async function ask() {
     status.textContent = t('pair.working');
