@@ -8,6 +8,8 @@
 //   - for a head picked at random, every block of the downsampled map equals the max of its cells (from the full
 //     weights, not the page's own map);
 //   - zooming in with the + key down to single cells shows each cell's exact value (the live region and tooltip).
+// Also the english vs english-rope switch: each model's strongest labelled previous-token head (config.json) on the
+// page's text, and their difference, against the bundled models' weights computed here.
 // No timed assertions. Run: ATTNSCOPE_SITE_BUILT=1 node --test tests/browser/long-input.test.js
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,6 +18,7 @@ import path from 'node:path';
 import { useBrowser, settled, root } from './harness.js';
 import { createAttnScope } from '../../bindings/js/index.js';
 import { mulberry32 } from '../../web/rng.js';
+import { compareTraces } from '../../web/compare.js';
 
 const open = useBrowser();
 const shots = process.env.ATTNSCOPE_SHOTS ?? path.join(root, 'build', 'screenshots');
@@ -216,4 +219,41 @@ test('2,048 tokens through a Llama-shaped checkpoint: summaries, block maxima an
   }
   assert.deepEqual(rec.errors, []);
   await settled(page, 0);
+});
+
+test('english vs english-rope: the page shows each model\'s strongest previous-token head on the text, and their difference', async (t) => {
+  const words = 'the cat sat on a mat';
+  const as = await createAttnScope({ relaxedSimd: false });
+  const want = [];
+  for (const name of ['english', 'english-rope']) {
+    const config = JSON.parse(readFileSync(path.join(root, 'models', name, 'config.json'), 'utf8'));
+    const prev = config.heads.filter((x) => x.measure === 'previousToken').sort((a, b) => b.score - a.score);
+    const model = await as.loadBundled(name);
+    const r = model.run(words, { trace: 'weights' });
+    const { layer, head } = prev[0];
+    want.push({
+      name, layer, head, prev: prev.length, tokens: r.tokens, text: words, offsets: r.offsets,
+      weights: r.layers[layer].attention.weights.slice(head * r.n * r.n, (head + 1) * r.n * r.n),
+    });
+    model.delete();
+  }
+  const ref = compareTraces(want[0], want[1]);
+  const { page, rec } = await open(`#text=${encodeURIComponent(words)}`, { width: 1280, height: 900 });
+  await page.click('#pair-run');
+  await page.waitForSelector('#pair-view canvas[data-kind="pair-diff"]', { timeout: 120000 });
+  const shown = await page.evaluate(() => ({
+    maps: ['pair-a', 'pair-b', 'pair-diff'].map((k) => JSON.parse(document.querySelector(`#pair-view canvas[data-kind="${k}"]`).dataset.values)),
+    picked: Array.from(document.querySelectorAll('#pair-view select')).map((s) => s.value),
+    prev: Array.from(document.querySelectorAll('#pair-view [data-name="pair-prev"]')).map((d) => d.querySelectorAll('button').length),
+  }));
+  assert.deepEqual(shown.picked, want.map((w) => `${w.layer},${w.head}`), 'each model\'s strongest labelled previous-token head');
+  assert.deepEqual(shown.prev, want.map((w) => w.prev), 'every labelled previous-token head is a button');
+  let err = 0;
+  ['a', 'b', 'diff'].forEach((k, m) => {
+    assert.equal(shown.maps[m].length, ref.U * ref.U);
+    shown.maps[m].forEach((v, q) => { err = Math.max(err, Math.abs(v - ref[k][q])); });
+  });
+  t.diagnostic(`${ref.U} aligned spans; maps and difference within ${err.toExponential(2)} of the module's weights merged here`);
+  assert.ok(err < 1e-6);
+  assert.deepEqual(rec.errors, []);
 });
