@@ -287,8 +287,10 @@ if (ONLY.has('warm')) {
 
 if (ONLY.has('long')) {
   const { runLong } = await import('./page_long.mjs');
-  limits.run = 3600e3;
-  rows.push(...await runLong({ browser, base, runs: RUNS, arg, root, keystroke, longest, idle }));
+  limits.run = Number(arg('long-timeout', 1800)) * 1e3; // s
+  rows.push(...await runLong({
+    browser, base, runs: RUNS, arg, root, keystroke, longest, idle, probe: (page) => page.addInitScript(PROBE, FIRST_HEATMAP),
+  }));
 }
 
 await browser.close();

@@ -33,7 +33,9 @@ function rendererRss() {
 }
 
 /** rows of the Markdown table: [name, target, median, runs]. */
-export async function runLong({ browser, base, runs, arg, root, keystroke, longest, idle }) {
+export async function runLong({
+  browser, base, runs, arg, root, keystroke, longest, idle, probe,
+}) {
   const layers = Number(arg('long-layers', String(CFG.num_hidden_layers)));
   const cfg = { ...CFG, num_hidden_layers: layers };
   const keep = arg('keep', null);
@@ -53,6 +55,7 @@ export async function runLong({ browser, base, runs, arg, root, keystroke, longe
     await page.setViewportSize({ width: 1280, height: 900 });
     const errors = [];
     page.on('pageerror', (e) => errors.push(e.message));
+    await probe(page); // window.__bench: long tasks, as the other rows
     await page.goto(`${base}web/#text=${encodeURIComponent('hello')}`); // not text(128): each n below is a new text
     await idle(page, 0);
     await page.selectOption('#model', 'checkpoint');
@@ -67,6 +70,7 @@ export async function runLong({ browser, base, runs, arg, root, keystroke, longe
       const runs0 = await page.evaluate(() => window.__attnscope.runs);
       await page.fill('#text', text(n));
       await idle(page, runs0);
+      console.error(`page: ${n} tokens drawn`);
       const got = await page.evaluate(() => window.__attnscope.trace.n);
       if (got !== n) throw new Error(`expected ${n} tokens, the page has ${got}`);
       await page.click('#text');
@@ -75,6 +79,7 @@ export async function runLong({ browser, base, runs, arg, root, keystroke, longe
       const clicks = [];
       for (let r = 0; r < runs; r++) {
         for (const k of ['x', 'Backspace']) shown.push((await keystroke(page, k))[0]);
+        console.error(`page: ${n} tokens, keystrokes ${shown.map(Math.round).join(', ')} ms`);
         const chip = page.locator('#tokens .chip').nth(10 + 7 * r);
         await chip.scrollIntoViewIfNeeded();
         clicks.push(await longest(page, async () => {

@@ -217,6 +217,13 @@ test('2,048 tokens through a Llama-shaped checkpoint: summaries, block maxima an
     assert.ok(Math.abs(Number(cell.value) - want) < 1e-6, `cell (${cell.row}, ${cell.col}): ${cell.value} against ${want}`);
     assert.match(cell.text, new RegExp(`\\b${cell.row}\\b.*\\b${cell.col}\\b`), 'the text names the cell');
   }
+  // Enter on a cell selects its row: the links move to it, the map keeps its zoom
+  const row = Number(await page.evaluate(() => document.querySelector('#attention-view .hm-live').dataset.row));
+  const view = await canvas.getAttribute('data-view');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((i) => window.__attnscope.state.token === i
+    && document.querySelector('#attention-view .topk-list')?.dataset.token === String(i), row, { timeout: 30000 });
+  assert.equal(await page.locator('#attention-view canvas[data-big]').first().getAttribute('data-view'), view, 'the zoom stays');
   assert.deepEqual(rec.errors, []);
   await settled(page, 0);
 });

@@ -40,9 +40,10 @@ export function longAttention(panel) {
     ...panel,
     needs: (ctx) => (isLong(ctx) ? [] : panel.needs(ctx)),
     key: (ctx) => (isLong(ctx)
-      ? longKey(ctx, ctx.width['attention-view'], shownLayer(ctx.trace, ctx.state.layer), shownHeads(ctx).join(','), ctx.state.token)
+      ? longKey(ctx, ctx.width['attention-view'], shownLayer(ctx.trace, ctx.state.layer), shownHeads(ctx).join(','))
       : panel.key(ctx)),
-    update: (ctx) => (isLong(ctx) ? undefined : panel.update?.(ctx)),
+    // a token chosen: its links move, the maps (and their zoom) stay
+    update: (ctx) => (isLong(ctx) ? $('attention-view').firstChild?.selectToken?.(Math.min(ctx.state.token, ctx.trace.n - 1)) : panel.update?.(ctx)),
     draw(ctx) {
       if (!isLong(ctx)) return panel.draw(ctx);
       const { trace, state: s, act } = ctx;

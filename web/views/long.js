@@ -106,7 +106,6 @@ export function longAttentionView(o) {
   const view = h('div', { class: 'view-body long-view' },
     h('p', { class: 'note', dataset: { name: 'long-note' }, text: t('long.note', { n, max: o.max }) }),
     h('div', { class: 'attn-controls' }, tabs, H > 1 ? headChips({ numHeads: H, selected: o.heads, onChange: (next) => o.onHeads(atMost(next, o.heads, o.max)) }) : null));
-  const summary = trace.layers[o.layer].attention.summary;
   for (const hd of o.heads) {
     const map = trace.heads.find((x) => x.layer === o.layer && x.head === hd);
     const part = h('div', { class: 'long-head', dataset: { head: hd } });
@@ -121,11 +120,20 @@ export function longAttentionView(o) {
         causal: trace.config?.architecture === 'decoder',
       }));
     } else part.append(h('p', { class: 'note', role: 'status', text: t('long.computing', { h: hd + 1 }) }));
-    part.append(topkLines({ links: topLinks(summary, hd), tokens: trace.tokens, n, token: o.token, width: o.width, head: hd }));
+    part.append(linksOf(o, hd));
     view.append(part);
   }
+  /** Moves the selected token (its links in red, listed) without redrawing the maps, whose zoom stays. */
+  view.selectToken = (token) => {
+    for (const part of view.querySelectorAll('.long-head')) part.querySelector('.topk-lines').replaceWith(linksOf({ ...o, token }, Number(part.dataset.head)));
+  };
   return view;
 }
+
+/** The top-k links view of head `hd` of a longAttentionView's arguments `o`. */
+const linksOf = (o, hd) => topkLines({
+  links: topLinks(o.trace.layers[o.layer].attention.summary, hd), tokens: o.trace.tokens, n: o.trace.n, token: o.token, width: o.width, head: hd,
+});
 
 /** The heads chosen: `next`, but at most `max`: a head just added joins the most recent ones. */
 export function atMost(next, before, max) {
