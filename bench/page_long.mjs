@@ -5,7 +5,8 @@
 // screen and click a token → longest task, and at 2,048 tokens the renderer's memory: the JS heap of the page
 // (CDP Performance.getMetrics) and the resident memory of every renderer process of this browser (from /proc, the
 // page's worker and its wasm heap — the weights, 2 bytes each — included). --long-layers L: a checkpoint of L layers
-// instead of 16 (a loaded machine: one forward of 2,048 tokens through 16 layers is minutes of CPU).
+// instead of 16 (a loaded machine: one forward of 2,048 tokens through 16 layers is minutes of CPU); --long-sizes
+// 128,512,2048: the token counts measured.
 import {
   copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync,
 } from 'node:fs';
@@ -66,7 +67,7 @@ export async function runLong({
     console.error(`page: ${layers}-layer 1B-shaped checkpoint loaded and first run drawn in ${((Date.now() - t0) / 1e3).toFixed(0)} s`);
     const cdp = await context.newCDPSession(page);
     await cdp.send('Performance.enable');
-    for (const n of [128, 512, 2048]) {
+    for (const n of arg('long-sizes', '128,512,2048').split(',').map(Number)) {
       const runs0 = await page.evaluate(() => window.__attnscope.runs);
       await page.fill('#text', text(n));
       await idle(page, runs0);
@@ -78,7 +79,7 @@ export async function runLong({
       const shown = [];
       const clicks = [];
       for (let r = 0; r < runs; r++) {
-        for (const k of ['x', 'Backspace']) shown.push((await keystroke(page, k))[0]);
+        for (const k of ['Backspace', 'x']) shown.push((await keystroke(page, k))[0]); // n − 1, then n: never past 2,048
         console.error(`page: ${n} tokens, keystrokes ${shown.map(Math.round).join(', ')} ms`);
         const chip = page.locator('#tokens .chip').nth(10 + 7 * r);
         await chip.scrollIntoViewIfNeeded();
