@@ -33,7 +33,7 @@ const arg = (name, def) => {
 };
 const root = path.resolve(arg('root', path.join(path.dirname(fileURLToPath(import.meta.url)), '..')));
 const RUNS = Math.max(1, Number(arg('runs', 5)));
-const ONLY = new Set(arg('only', 'keystroke,interact,modelview,cold,warm').split(','));
+const ONLY = new Set(arg('only', 'keystroke,interact,modelview,cold,warm,long').split(','));
 
 const WORDS = 'the quick brown fox jumps over a lazy dog while seven tired cats watch from an old red barn'.split(' ');
 const words = (n) => Array.from({ length: n }, (_, i) => WORDS[i % WORDS.length]).join(' ');
@@ -81,12 +81,15 @@ async function openPage(context, hash) {
   return { page, errors };
 }
 
+// how long a run may take (ms); the long-input rows (./page_long.mjs) raise it: 2,048 tokens through a 1B shape take minutes
+const limits = { run: 120000 };
+
 /** Waits until more than `runs` results arrived, nothing is pending, every view is drawn and two frames passed. */
 async function idle(page, runs) {
   await page.waitForFunction((n) => {
     const a = window.__attnscope;
     return a && a.runs > n && !document.documentElement.dataset.busy && document.documentElement.dataset.drawn;
-  }, runs, { timeout: 120000 });
+  }, runs, { timeout: limits.run });
   await page.evaluate(() => new Promise((r) => { requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 50))); }));
 }
 
@@ -118,7 +121,7 @@ async function keystroke(page, key) {
   });
   await page.keyboard.press(key);
   await idle(page, runs);
-  await page.waitForFunction(() => window.__bench.drawn != null && window.__bench.shown > 0, null, { timeout: 60000 });
+  await page.waitForFunction(() => window.__bench.drawn != null && window.__bench.shown > 0, null, { timeout: limits.run });
   return page.evaluate(() => [window.__bench.shown - window.__bench.key, window.__bench.drawn - window.__bench.key]);
 }
 
@@ -280,6 +283,14 @@ if (ONLY.has('warm')) {
     rmSync(profile, { recursive: true, force: true });
   }
   rows.push(['warm load (second visit) → first heatmap, default page', '≤ 400', median(times), times]);
+}
+
+if (ONLY.has('long')) {
+  const { runLong } = await import('./page_long.mjs');
+  limits.run = Number(arg('long-timeout', 1800)) * 1e3; // s
+  rows.push(...await runLong({
+    browser, base, runs: RUNS, arg, root, keystroke, longest, idle, probe: (page) => page.addInitScript(PROBE, FIRST_HEATMAP),
+  }));
 }
 
 await browser.close();

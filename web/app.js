@@ -39,6 +39,8 @@ import { createInside } from './panels/inside.js';
 import { translate } from './panels/translate.js';
 import { createFlow } from './panels/flow.js';
 import { createHeadTint } from './panels/head-tint.js';
+import { shortOnly, longAttention, longModel } from './panels/long.js';
+import { createPair } from './panels/pair.js';
 
 const store = createStore(location.hash);
 const { state, view, data } = store;
@@ -86,8 +88,9 @@ const compute = createCompute({
 });
 
 // a trace read from an attention file has weights only: the panels that need the model say so (web/panels/file.js)
-const panels = [fileInput(input), example, needsModel(embeddings, 'embeddings'), needsModel(positional, 'positional-view'), rope,
-  shownLayerHeld(attention), needsModel(causal, 'causal-view'), translate, needsModel(steps, 'steps'), fileModel(model), shownLayerHeld(compare)];
+const panels = [fileInput(input), example, shortOnly(needsModel(embeddings, 'embeddings'), 'embeddings'), shortOnly(needsModel(positional, 'positional-view'), 'positional-view'), rope,
+  longAttention(shownLayerHeld(attention)), shortOnly(needsModel(causal, 'causal-view'), 'causal-view'), translate, shortOnly(needsModel(steps, 'steps'), 'steps'), longModel(fileModel(model)), shortOnly(shownLayerHeld(compare), 'compare-view')];
+// (a long input's trace — web/long.js — holds summaries and the heads on screen: web/panels/long.js; only decoders run long, so the translation panel needs no wrapper)
 const scheduler = createScheduler(panels, {
   context,
   prepare(ctx) {
@@ -106,6 +109,7 @@ const scheduler = createScheduler(panels, {
 const inside = createInside({ compute, state }); // panel 9: on demand, in the worker (web/inside-work.js)
 const flow = createFlow({ compute, state, trace: () => data.trace, whenComplete }); // panel 9b: flow and the Q/K map
 const tint = createHeadTint({ compute, state }); // the model view coloured by a head detector
+createPair({ compute, state }); // english vs english-rope, in the compare panel: on demand, in the worker (web/pair-work.js)
 const family = createFamily(state, (kind, f) => drawFamily(kind, f, state, (i) => store.update({ adQ: i })));
 const controls = createControls(store, () => models.about());
 const models = createModels(store, compute, {
@@ -148,6 +152,7 @@ const act = {
   next: (args) => compute.call('next', args).then((a) => a.value),
   rope: (args) => compute.call('rope', { args }).then((a) => a.value),
   translate: (args) => compute.call('translate', args).then((a) => a.value),
+  refetch: () => compute.schedule(0), // a long trace lacks the map of a head now on screen
   ...models.act,
 };
 
@@ -237,9 +242,10 @@ function whenComplete(fn) {
 
 function wire() {
   for (const b of document.querySelectorAll('button[data-export]')) {
-    b.addEventListener('click', () => whenComplete(() => exportView(data.trace, data.traceState, state, b.dataset.export, b.dataset.format, b.dataset.attention ?? 'self')));
+    b.addEventListener('click', () => whenComplete(() => (data.trace?.long ? showError(data, t('long.noExport'))
+      : exportView(data.trace, data.traceState, state, b.dataset.export, b.dataset.format, b.dataset.attention ?? 'self'))));
   }
-  $('export').addEventListener('click', () => whenComplete(() => exportTrace(data.trace, data.traceState)));
+  $('export').addEventListener('click', () => whenComplete(() => (data.trace?.long ? showError(data, t('long.noExport')) : exportTrace(data.trace, data.traceState))));
   $('copy-link').addEventListener('click', async () => {
     const b = $('copy-link');
     try {

@@ -10,6 +10,7 @@
 // are feature-detected, since older builds of the module have neither.
 import { exampleEmbeddings, EXAMPLE_TOKENS } from './state.js';
 import { AttentionFiles } from './attnfile.js';
+import { longRun, mayBeLong, looksShort } from './long.js';
 
 export const MAX_TOKENS = 512;
 
@@ -28,6 +29,7 @@ export class Pipeline {
     this.checkpoint = null; // the user's checkpoint, kept until a newer one loads
     this.bundled = new Map(); // name -> Promise<Model>
     this.files = new AttentionFiles(as); // the user's attention file (web/attnfile.js)
+    this.bytesPerToken = new WeakMap(); // model → its last text's UTF-8 bytes per token (web/long.js looksShort)
   }
 
   /** GPT-2's encoder.json and vocab.bpe, fetched once, the first time BPE is chosen. */
@@ -230,7 +232,7 @@ export class Pipeline {
    * first k rows are what the model attended to while writing them.
    */
   async loadedRun(s, model, need) {
-    if (model.config.architecture !== 'encoder-decoder') return this.traced(model, s, { text: s.text }, {}, need);
+    if (model.config.architecture !== 'encoder-decoder') return this.maybeLong(model, s, need);
     const out = model.generate(s.text, { maxNewTokens: 64 });
     const grow = s.grow > 0 && s.grow < out.ids.length;
     const shown = grow ? model.generate(s.text, { maxNewTokens: s.grow }) : out;
@@ -240,6 +242,31 @@ export class Pipeline {
     const trace = this.traced(model, s, { source: s.text, target: shown.text, ...ids }, {}, need);
     trace.generated = { text: out.text, tokens: out.tokens, count: out.ids.length, shown: shown.ids.length };
     return trace;
+  }
+
+  /**
+   * A decoder's text that may be over MAX_TOKENS (web/long.js): summaries and the heads on screen only; a short one
+   * the usual way. Texts of this model that looked short by its bytes per token are run the usual way first (no
+   * probe run), and long only if that says there are too many tokens (a RangeError: the count, or out of memory).
+   */
+  maybeLong(model, s, need) {
+    const bytes = new TextEncoder().encode(s.text).length;
+    const done = (trace) => {
+      this.bytesPerToken.set(model, bytes / Math.max(1, trace.n));
+      return trace;
+    };
+    if (!mayBeLong(s.text, MAX_TOKENS)) return done(this.traced(model, s, { text: s.text }, {}, need));
+    if (!looksShort(bytes, this.bytesPerToken.get(model) ?? 0, MAX_TOKENS)) {
+      return done(longRun(model, s, MAX_TOKENS) ?? this.traced(model, s, { text: s.text }, {}, need));
+    }
+    try {
+      return done(this.traced(model, s, { text: s.text }, {}, need));
+    } catch (err) {
+      if (!(err instanceof RangeError)) throw err;
+      const long = longRun(model, s, MAX_TOKENS);
+      if (!long) throw err;
+      return done(long);
+    }
   }
 
   /**

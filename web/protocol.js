@@ -20,6 +20,7 @@ export const KINDS = Object.freeze({
   cancel: ['target'], // stop the request with id `target` (a checkpoint load or an inside sweep: it rejects with an AbortError); no answer
   rope: ['args'], // as.ropeExplain(args): the RoPE panel's numbers (issue 28)
   translate: ['state', 'options'], // an encoder–decoder's target for the text and its cross-attention (web/translate-work.js)
+  pair: ['text', 'picks'], // the english vs english-rope switch (web/pair-work.js): one head of each on the text
   crash: [], // a test hook (window.__attnscope.crashWorker): the worker dies of an uncaught error; never sent otherwise
 });
 

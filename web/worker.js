@@ -7,6 +7,7 @@ import { Pipeline } from './pipeline.js';
 import * as msg from './protocol.js';
 import { insideWork } from './inside-work.js';
 import { translateWork } from './translate-work.js';
+import { pairWork } from './pair-work.js';
 
 let ready = null;
 
@@ -54,6 +55,7 @@ const WORK = {
   inside: (p, r, onProgress, signal) => insideWork(p, r.state, r.op, r.args, onProgress, signal),
   rope: (p, r) => p.as.ropeExplain(r.args),
   translate: (p, r) => translateWork(p, r.state, r.options),
+  pair: (p, r) => pairWork(p, r.text, r.picks),
   crash: () => new Promise(() => {
     // an uncaught error, as a crash gives: the page restarts the worker (web/compute.js); never answered
     setTimeout(() => { throw new Error('the compute worker was made to crash (test hook)'); });

@@ -252,7 +252,7 @@ export function heatmap(o) {
 }
 
 /** The tooltip's and the live region's text for cell (i, j): row and column with their tokens, and the value. */
-function cellText(o, i, j, v, isBlocked) {
+export function cellText(o, i, j, v, isBlocked) {
   const rowToken = o.rowLabels?.[i] !== undefined ? ` “${tokenLabel(o.rowLabels[i], 24)}”` : '';
   const colToken = o.colLabels?.[j] !== undefined ? ` “${tokenLabel(o.colLabels[j], 24)}”` : '';
   const value = Number.isNaN(v) ? t('heatmap.padding') : `${fmt(v, o.digits ?? 4)}${isBlocked || v === -Infinity ? t('heatmap.masked') : ''}`;

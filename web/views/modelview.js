@@ -202,7 +202,7 @@ function grid(sec, o, named) {
   return fig;
 }
 
-function metricTable(sec, name, title, values, digits, o) {
+export function metricTable(sec, name, title, values, digits, o) {
   const L = values.length;
   const H = sec.H;
   let lo = Infinity;

@@ -1,0 +1,49 @@
+// Long inputs (layer: web, runs in the worker; no DOM): a text of more than MAX_TOKENS (512) tokens, up to
+// LONG_MAX (2,048), through a loaded model. Every layer's [H, n, n] weights at 2,048 tokens through a
+// Llama-3.2-1B-shaped model would be 16 × 32 × 2,048² floats = 8 GB, so the run asks the module for what the page
+// shows and no more: per-head summaries of every layer (run option `summaries`: entropy, mean distance, sink share,
+// each row's top-k keys; the model view and the lines view are drawn from them) and the full maps of the heads on
+// screen only (run option `heads`: the shown layer's selected heads, at most LONG_HEADS). The tiled attention never
+// holds an n × n matrix for the other heads.
+import { selectedHeads } from './state.js';
+
+export const LONG_MAX = 2048;
+export const LONG_HEADS = 2; // maps drawn at once (each 16 MB at 2,048 tokens)
+export const LONG_TOP_K = 5; // keys kept per row (the lines view's links)
+
+/**
+ * Whether `text` may tokenize into more than `max` tokens: a token of any of the page's tokenizers covers at
+ * least one byte of UTF-8 (byte-level BPE, byte fallback, words, characters), plus a few special tokens.
+ */
+export const mayBeLong = (text, max) => new TextEncoder().encode(text).length + 8 > max;
+
+/**
+ * Whether a text of `bytes` UTF-8 bytes will surely have at most `max` tokens by the model's last text (`ratio` bytes
+ * per token, 0 when unknown), with a third of margin: the page then runs it the usual way without a probe, and falls
+ * back to the long run only if the module says it has too many tokens.
+ */
+export const looksShort = (bytes, ratio, max) => ratio > 0 && bytes / ratio < 0.75 * max;
+
+/** The heads whose full maps a long trace of state `s` holds: the shown layer's first selected heads. */
+export function longHeads(s, numLayers, numHeads) {
+  const layer = Math.max(0, Math.min(s.layer, numLayers - 1));
+  return selectedHeads(s, numHeads).slice(0, LONG_HEADS).map((head) => ({ layer, head }));
+}
+
+/**
+ * A long trace of `model` for state `s`, or null when the text has at most MAX_TOKENS tokens after all (the caller
+ * then runs it the usual way). trace.long = { layer, heads, topK }; trace.layers[l].attention.summary as the module
+ * gives it; trace.heads = [{ layer, head, weights [n·n] }].
+ */
+export function longRun(model, s, max = 512) {
+  const c = model.config;
+  const heads = longHeads(s, c.numLayers, c.numHeads);
+  const trace = model.run(s.text, { trace: 'none', heads, summaries: { topK: LONG_TOP_K }, topK: 5 });
+  if (trace.n <= max) return null;
+  if (trace.n > LONG_MAX) throw new RangeError(`the input has ${trace.n} tokens; the page shows at most ${LONG_MAX}`);
+  trace.long = { layer: heads[0]?.layer ?? 0, heads: heads.map((x) => x.head), topK: LONG_TOP_K };
+  trace.config = { ...c };
+  trace.texts = { text: s.text };
+  trace.complete = true; // nothing more is asked for: the rest would not fit
+  return trace;
+}

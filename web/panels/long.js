@@ -1,0 +1,106 @@
+// Panels for a long input (layer: web; what the trace holds: web/long.js): the attention panel draws the heads on
+// screen as big maps with their top-k links, the model view draws every layer × head from the module's per-head
+// summaries (entropy, mean distance, sink share; no thumbnails: they would need every map), and the panels that
+// need every layer's intermediates say why they are empty. Each wrapper leaves the panel as it was for every
+// other trace. A head or layer chosen whose map the trace lacks is computed on request (act.refetch).
+import { $, h, replace, fmt } from '../dom.js';
+import { t } from '../i18n.js';
+import { selectedHeads, headsString } from '../state.js';
+import { shownLayer } from '../viewmodel.js';
+import { metricTable } from '../views/modelview.js';
+import { longAttentionView } from '../views/long.js';
+import { gqaNote } from './model.js';
+import { LONG_HEADS } from '../long.js';
+
+const asked = new WeakMap(); // trace → the heads asked for from it (once each, so a failing run cannot loop)
+const isLong = (ctx) => !!ctx.trace?.long;
+const longKey = (ctx, ...more) => ['long', ctx.serial, ctx.lang, ...more].join('|');
+
+/** `panel` as it was, or for a long trace a note that it is not drawn at this length. */
+export function shortOnly(panel, box) {
+  return {
+    ...panel,
+    needs: (ctx) => (isLong(ctx) ? [] : panel.needs(ctx)),
+    key: (ctx) => (isLong(ctx) ? longKey(ctx) : panel.key ? panel.key(ctx) : null),
+    update: (ctx) => (isLong(ctx) ? undefined : panel.update?.(ctx)),
+    draw(ctx) {
+      if (!isLong(ctx)) return panel.draw(ctx);
+      replace($(box), h('p', { class: 'note no-model', dataset: { name: 'long-skip' }, text: t('long.skipped', { n: ctx.trace.n }) }));
+      return null;
+    },
+  };
+}
+
+/** The heads the long attention view shows: the first selected ones, at most LONG_HEADS. */
+const shownHeads = (ctx) => selectedHeads(ctx.state, ctx.trace.numHeads).slice(0, LONG_HEADS);
+
+/** The attention panel: for a long trace, the big maps and top-k links of the heads on screen. */
+export function longAttention(panel) {
+  return {
+    ...panel,
+    needs: (ctx) => (isLong(ctx) ? [] : panel.needs(ctx)),
+    key: (ctx) => (isLong(ctx)
+      ? longKey(ctx, ctx.width['attention-view'], shownLayer(ctx.trace, ctx.state.layer), shownHeads(ctx).join(','))
+      : panel.key(ctx)),
+    // a token chosen: its links move, the maps (and their zoom) stay
+    update: (ctx) => (isLong(ctx) ? $('attention-view').firstChild?.selectToken?.(Math.min(ctx.state.token, ctx.trace.n - 1)) : panel.update?.(ctx)),
+    draw(ctx) {
+      if (!isLong(ctx)) return panel.draw(ctx);
+      const { trace, state: s, act } = ctx;
+      const layer = shownLayer(trace, s.layer);
+      const heads = shownHeads(ctx);
+      // a head or layer whose map this trace lacks: asked for (the view says it is being computed)
+      const want = `${layer}:${heads}`;
+      if (heads.some((hd) => !trace.heads.some((x) => x.layer === layer && x.head === hd)) && asked.get(trace) !== want) {
+        asked.set(trace, want);
+        act.refetch();
+      }
+      $('aggregate-view').replaceChildren();
+      replace($('attention-view'), longAttentionView({
+        trace, layer, heads, token: Math.min(s.token, trace.n - 1), width: ctx.width['attention-view'], max: LONG_HEADS,
+        onLayer: (l) => act.layer(l), onHeads: (next) => act.heads(headsString(next, trace.numHeads)), onSelect: (i) => act.select(i),
+      }));
+      return null;
+    },
+  };
+}
+
+/** The model view: for a long trace, every layer × head's summaries as tables (a click opens the head). */
+export function longModel(panel) {
+  return {
+    ...panel,
+    needs: (ctx) => (isLong(ctx) ? [] : panel.needs(ctx)),
+    key: (ctx) => (isLong(ctx) ? longKey(ctx, ctx.width['model-view']) : panel.key(ctx)),
+    update(ctx) {
+      if (!isLong(ctx)) return panel.update(ctx);
+      const layer = shownLayer(ctx.trace, ctx.state.layer);
+      const heads = shownHeads(ctx);
+      for (const f of $('model-view').querySelectorAll('.matrix-fig')) f.setSelection?.(layer, heads.slice(0, 1));
+      return undefined;
+    },
+    draw(ctx) {
+      if (!isLong(ctx)) return panel.draw(ctx);
+      const { trace } = ctx;
+      const H = trace.numHeads;
+      const per = (key) => trace.layers.map((ly) => ly.attention.summary[key]);
+      const sec = { key: 'self', H, open: true };
+      const o = {
+        layer: shownLayer(trace, ctx.state.layer), heads: shownHeads(ctx).slice(0, 1),
+        onOpen: (l, hd) => {
+          ctx.act.layer(l, headsString([hd], H));
+          $('panel-attention').scrollIntoView({ block: 'start' });
+        },
+      };
+      const body = h('div', { class: 'view-body model-view long-model', dataset: { long: trace.n } },
+        h('p', { class: 'note', dataset: { name: 'long-model' }, text: t('long.model', { n: trace.n, k: trace.long.topK }) }),
+        h('div', { class: 'example-results' },
+          metricTable(sec, 'entropy', t('model.entropyTitle', { m: trace.n, uniform: fmt(Math.log(trace.n), 2) }), per('entropy'), 3, o),
+          metricTable(sec, 'distance', t('model.distanceTitle'), per('distance'), 2, o),
+          metricTable(sec, 'sink', t('sink.title'), per('sink'), 3, o)));
+      replace($('model-view'), body);
+      const gqa = gqaNote(trace.config, H);
+      if (gqa) $('model-view').prepend(gqa);
+      return null;
+    },
+  };
+}
