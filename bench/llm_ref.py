@@ -97,7 +97,7 @@ def forward(p, c, ids, dtype):
     W = lambda k: p[k].to(dtype)
     h = W("model.embed_tokens.weight")[ids]
     inv = 1.0 / (c["rope_theta"] ** (torch.arange(0, hd, 2, dtype=dtype) / hd))
-    freqs = torch.outer(torch.arange(n, dtype=dtype), inv)
+    freqs = torch.arange(n, dtype=dtype)[:, None] * inv[None, :]  # (torch.outer: 1.13 exports it as an invalid MatMul)
     emb = torch.cat((freqs, freqs), dim=-1)
     cos, sin = emb.cos(), emb.sin()
     mask = torch.full((n, n), float("-inf"), dtype=dtype).triu(1)
