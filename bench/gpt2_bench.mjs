@@ -10,13 +10,15 @@
 // Each Node measurement runs in a child process of its own (`--phase node-blob` / `--phase node-u8`) and each
 // Chromium one in a browser of its own, so that every peak-memory figure belongs to that load alone.
 import { spawn, spawnSync } from 'node:child_process';
-import { createReadStream, existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, readdirSync,
+import { createReadStream, existsSync, mkdirSync, openSync, closeSync, readFileSync,
   rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { CHROMIUM, TYPES, chromiumMemory, inChromium } from './chromium_support.mjs';
 
 const require = createRequire(import.meta.url);
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -478,11 +480,6 @@ function runChild(kind) {
 
 // ---- Chromium
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-  '--no-first-run', '--disable-sync', '--disable-quic', '--enable-precise-memory-info'];
-const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8', '.json': 'application/json', '.wasm': 'application/wasm' };
 const PAGE = '<!doctype html><meta charset="utf-8"><title>attnscope GPT-2 small bench</title>'
   + '<link rel="icon" href="data:,"><input type="file" id="weights">\n';
 
@@ -513,40 +510,8 @@ function startServer() {
   return new Promise((r) => server.listen(0, '127.0.0.1', () => r({ server, base: `http://127.0.0.1:${server.address().port}/` })));
 }
 
-// Peak and current resident memory (VmHWM, VmRSS from /proc) of the Chromium processes under the browser
-// whose command line names `profile`: { browser, renderers: [...] } in bytes.
-function chromiumMemory(profile) {
-  const procs = [];
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    try {
-      // (Chromium's child processes rewrite their title: the arguments may arrive as one space-joined string)
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(/[\0 ]/);
-      const ppid = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
-      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-      const kb = (k) => Number((status.match(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm')) ?? [0, 0])[1]) * 1024;
-      procs.push({ pid: Number(pid), ppid, cmd, hwm: kb('VmHWM'), rss: kb('VmRSS') });
-    } catch { /* exited */ }
-  }
-  const root = procs.find((p) => p.cmd.some((a) => a === `--user-data-dir=${profile}`) && !p.cmd.some((a) => a.startsWith('--type=')));
-  if (!root) return null;
-  const under = new Set([root.pid]);
-  for (let grew = true; grew;) {
-    grew = false;
-    for (const p of procs) if (!under.has(p.pid) && under.has(p.ppid)) { under.add(p.pid); grew = true; }
-  }
-  const renderers = procs.filter((p) => under.has(p.pid) && p.cmd.some((a) => a === '--type=renderer'));
-  return { browser: { hwm: root.hwm, rss: root.rss }, renderers: renderers.map((p) => ({ hwm: p.hwm, rss: p.rss })) };
-}
-
 async function phaseChromium(kind, base, texts) {
-  const { chromium } = await import('playwright-core');
-  const profile = mkdtempSync(join(os.tmpdir(), 'attnscope-gpt2-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-  try {
-    const page = await context.newPage();
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(base);
+  return inChromium('attnscope-gpt2-', base, async (page, profile, errors) => {
     await page.evaluate(async () => {
       const { createAttnScope } = await import('/bindings/js/index.js');
       window.as = await createAttnScope({ simd: true });
@@ -605,10 +570,7 @@ async function phaseChromium(kind, base, texts) {
     if (errors.length) throw new Error(`gpt2_bench: page errors: ${errors.join('; ')}`);
     for (const f of Object.values(out.forward ?? {})) f.median = median(f.times);
     return out;
-  } finally {
-    await context.close();
-    rmSync(profile, { recursive: true, force: true });
-  }
+  });
 }
 
 // ---- report

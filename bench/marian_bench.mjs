@@ -6,6 +6,7 @@
 // never produce the end token, so every run decodes exactly N tokens.
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { byteAlphabet } from './gguf_writer.mjs';
 
 const argv = process.argv.slice(2);
 const arg = (name, fallback) => {
@@ -84,15 +85,8 @@ function checkpoint() {
 
 // byte-level BPE (id = byte), then <pad> 256, </s> 257, <s> 258, <unk> 259; source template "$A </s>"
 function tokenizer() {
-  const bs = [];
-  for (let b = 33; b <= 126; b++) bs.push(b);
-  for (let b = 161; b <= 172; b++) bs.push(b);
-  for (let b = 174; b <= 255; b++) bs.push(b);
-  const cs = [...bs];
-  let n = 0;
-  for (let b = 0; b < 256; b++) if (!bs.includes(b)) { bs.push(b); cs.push(256 + n++); }
   const vocab = {};
-  bs.forEach((b, i) => { vocab[String.fromCodePoint(cs[i])] = b; });
+  byteAlphabet().forEach((ch, b) => { vocab[ch] = b; });
   const names = ['<pad>', '</s>', '<s>', '<unk>'];
   names.forEach((t, i) => { vocab[t] = 256 + i; });
   return {

