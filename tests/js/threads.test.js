@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { createAttnScope } from 'attnscope';
 import { makeGpt2TokenizerJson } from '../fixtures/hf/make_gpt2_tokenizer_json.mjs';
 import { assertClose, mhaReference, randomF32, root } from './helpers.js';
+import { layout } from './support/safetensors.mjs';
 
 const scalarOnly = process.env.ATTNSCOPE_SIMD === 'false';
 const one = await createAttnScope({ simd: scalarOnly ? false : 'auto', threads: 1 });
@@ -95,6 +96,54 @@ test('loadPretrained: the GPT-2 fixture with 2 threads matches PyTorch and 1 thr
       assertClose(r2.output, t.last_hidden_state, { ...want.tolerance.hidden_states, what: 'last_hidden_state vs PyTorch' });
       assertClose(r2.output, r1.output, { atol: 1e-5, rtol: 1e-5, what: 'last_hidden_state vs 1 thread' });
     }
+  } finally {
+    m1.delete();
+    m2.delete();
+  }
+});
+
+// A tied BF16 head big enough to be split over the pool (2 · vocab · hidden ≥ 8 MFLOP: heads.cpp lm_logits): a
+// 1-layer Llama with a 32,768-row table, random at test time.
+function tiedLlama() {
+  const V = 32768, D = 128, FF = 256, KV = 64;
+  const config = {
+    model_type: 'llama', vocab_size: V, hidden_size: D, intermediate_size: FF, num_hidden_layers: 1,
+    num_attention_heads: 2, num_key_value_heads: 1, max_position_embeddings: 256, rms_norm_eps: 1e-5,
+    rope_theta: 10000, tie_word_embeddings: true, bos_token_id: 256, eos_token_id: 257,
+  };
+  const p = 'model.layers.0.';
+  const shapes = [['model.embed_tokens.weight', [V, D]], ['model.norm.weight', [D]],
+    [`${p}input_layernorm.weight`, [D]], [`${p}post_attention_layernorm.weight`, [D]],
+    [`${p}self_attn.q_proj.weight`, [D, D]], [`${p}self_attn.k_proj.weight`, [KV, D]],
+    [`${p}self_attn.v_proj.weight`, [KV, D]], [`${p}self_attn.o_proj.weight`, [D, D]],
+    [`${p}mlp.gate_proj.weight`, [FF, D]], [`${p}mlp.up_proj.weight`, [FF, D]], [`${p}mlp.down_proj.weight`, [D, FF]]];
+  const file = layout(shapes.map(([name, shape]) => ({ name, dtype: 'BF16', shape })));
+  const bits = new Uint16Array(file.data.buffer, file.data.byteOffset, file.data.byteLength / 2);
+  const values = randomF32(bits.length, 7);
+  const f = new Float32Array(1);
+  const u = new Uint32Array(f.buffer);
+  for (let i = 0; i < bits.length; i++) { f[0] = values[i] * 0.2; bits[i] = u[0] >>> 16; }
+  for (const [name, shape] of shapes) { // norms at 1 (BF16 0x3F80)
+    if (name.endsWith('norm.weight')) bits.fill(0x3F80, file.offsets.get(name)[0] / 2, file.offsets.get(name)[0] / 2 + shape[0]);
+  }
+  const tokenizer = readFileSync(new URL('../fixtures/modern/llama-bf16-tied-mqa-headdim-linear-v5/tokenizer.json', import.meta.url), 'utf8');
+  return { config: JSON.stringify(config), weights: file.bytes, tokenizer };
+}
+
+test('loadPretrained: a tied BF16 head of 32,768 rows split over 2 threads gives the 1-thread logits bit for bit', { skip: scalarOnly && 'threads need SIMD128' }, async () => {
+  const files = tiedLlama();
+  const m1 = await one.loadPretrained(files);
+  const m2 = await two.loadPretrained(files);
+  try {
+    const text = 'The quick brown fox jumps over the lazy dog.';
+    const r1 = m1.run(text, { trace: 'none', topK: 50 });
+    const r2 = m2.run(text, { trace: 'none', topK: 50 });
+    assert.deepEqual(Array.from(r2.next.ids), Array.from(r1.next.ids));
+    assert.deepEqual(Array.from(r2.next.probs), Array.from(r1.next.probs));
+    assert.ok(Math.max(...r1.next.ids) > 256, 'the top-50 reaches rows past the tokenizer\'s own ids');
+    const g1 = m1.generate(text, { maxNewTokens: 6 });
+    const g2 = m2.generate(text, { maxNewTokens: 6 });
+    assert.deepEqual(Array.from(g2.ids), Array.from(g1.ids));
   } finally {
     m1.delete();
     m2.delete();
