@@ -58,6 +58,15 @@ export function canonSpans(side) {
  * span: a's text of it), groupsA, groupsB: Int32Array (span of each token, −1: a token with no characters, left out) }.
  */
 export function alignTokens(a, b) {
+  if (a.tokens.length === b.tokens.length && a.tokens.every((t, i) => t === b.tokens[i])) {
+    // the same tokens (one tokenizer, one text): each token is its own span, whitespace and special tokens too,
+    // which the character alignment below would leave out
+    const texts = tokenTexts(a.tokens, a);
+    return {
+      mode: 'chars', labels: a.tokens.map((t, i) => texts[i].trim() || texts[i] || t),
+      groupsA: Int32Array.from(a.tokens, (_, i) => i), groupsB: Int32Array.from(b.tokens, (_, i) => i),
+    };
+  }
   const A = canonSpans(a);
   const B = canonSpans(b);
   if (A.canon === B.canon && A.canon.length) {
