@@ -33,7 +33,7 @@ const ALLOW = new Set(`attnscope webassembly wasm simd english json svg png csv 
   softmax tanh sin cos exp max argmax concat norm pre post layernorm rollout nat nats pad mask viridis magma rdbu
   chromatic scale bahdanau nadaraya watson validlen hugging face uncased distilgpt config safetensors tokenizer
   vocab merges txt json scores score weights weight context features values output dim llama mistral gemma qwen
-  phi api save logit lens bart mbart marian dates abnar zuidema`.split(/\s+/).filter(Boolean));
+  phi api save generate logit lens bart mbart marian dates abnar zuidema`.split(/\s+/).filter(Boolean));
 
 /** English-looking words in the page's UI (text nodes and attributes outside [data-no-i18n]), with where. */
 function englishWords(page) {
