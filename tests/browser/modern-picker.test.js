@@ -32,8 +32,16 @@ const gemmaFiles = () => ['config.json', 'model.safetensors', 'tokenizer.json'].
 /** Chooses `files` in the checkpoint picker and waits until the load has ended (loaded, refused or cancelled). */
 async function choose(page, files) {
   if (await page.inputValue('#model') !== 'checkpoint') await page.selectOption('#model', 'checkpoint');
+  // the picker reads index.json before the load starts, so the last load's message is still there for a moment:
+  // wait for the message box (or the loading mark) to change first, then for the load to end
+  await page.evaluate(() => {
+    window.__ckptChanged = false;
+    const seen = () => { window.__ckptChanged = true; };
+    new MutationObserver(seen).observe(document.getElementById('ckpt-msg'), { childList: true, characterData: true, subtree: true, attributes: true });
+    new MutationObserver(seen).observe(document.documentElement, { attributes: true, attributeFilter: ['data-loading'] });
+  });
   await page.locator('#ckpt-files').setInputFiles(files);
-  await page.waitForFunction(() => !document.documentElement.dataset.loading && document.getElementById('ckpt-msg').textContent !== ''
+  await page.waitForFunction(() => window.__ckptChanged && !document.documentElement.dataset.loading && document.getElementById('ckpt-msg').textContent !== ''
     && !/…$/.test(document.getElementById('ckpt-msg').textContent), null, { timeout: 60000 }); // 'Loading a, b…' while it loads
 }
 
