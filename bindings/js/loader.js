@@ -202,15 +202,23 @@ async function loadThreaded(threads) {
     explained(import(glueUrl.href), 'attnscope.simd.mt.mjs'),
     compileWasm('attnscope.simd.mt.wasm'),
   ]);
+  // A bundler may inline the small worker script as a data: URL (Vite does below 4 KB): a worker started from one has
+  // an opaque origin and cannot import the glue, so it starts from a blob: URL of the same text, which keeps ours.
+  const workerHref = workerUrl.protocol === 'data:'
+    ? URL.createObjectURL(new Blob([await (await fetch(workerUrl)).arrayBuffer()], { type: 'text/javascript' }))
+    : workerUrl.href;
   const watch = watchThreads();
   let module;
   try {
     module = await Promise.race([instantiate(createThreaded, wasm, {
       attnscopeWorkers: threads - 1,
+      // The pool threads import the glue from the URL it was imported from, not by its plain name beside the worker
+      // script: a bundler that renames the files (Vite's hashed assets) breaks the plain name.
+      mainScriptUrlOrBlob: glueUrl.href,
       // The glue asks for '<name>.worker.js'; it ships as .cjs (a .js would be read as ESM in Node).
       locateFile: (file, dir) => {
         if (!file.endsWith('.worker.js')) return dir + file;
-        return isNode ? decodeURIComponent(workerUrl.pathname) : workerUrl.href;
+        return isNode ? decodeURIComponent(workerUrl.pathname) : workerHref;
       },
       ...QUIET,
     }), explained(watch.failed, workerFile)]);

@@ -122,9 +122,9 @@ test('esbuild: the app finds its .wasm and bundled models beside it (single thre
   }
 });
 
-// Threads under Vite are not covered: Vite emits the threaded glue under a hashed name, and the pthread worker script
-// imports its glue by the plain name ('./attnscope.simd.mt.mjs'), which then is not there.
-test('Vite: the built app finds its .wasm and bundled models (single thread)', async () => {
+// Vite emits the threaded glue and the worker script as hashed assets: the pool threads must import the glue by the
+// URL the module imported it from (loader.js passes it), not by its plain name beside the worker, which is not there.
+test('Vite: the built app finds its .wasm and bundled models (single thread; threaded with COOP/COEP)', async () => {
   const { build } = await import('vite');
   cpSync(path.join(APP, 'index.html'), path.join(APP, 'vite-index.html'));
   const publicDir = path.join(APP, 'public');
@@ -134,7 +134,12 @@ test('Vite: the built app finds its .wasm and bundled models (single thread)', a
     root: APP, publicDir, logLevel: 'silent', configFile: false,
     build: { outDir, emptyOutDir: true, target: 'es2022' },
   });
-  const { server, url } = await serve(outDir, false);
+  let { server, url } = await serve(outDir, false);
   checkWorks(await runApp(`${url}?threads=1`), 1);
   server.close();
+  if (THREADED) {
+    ({ server, url } = await serve(outDir, true));
+    checkWorks(await runApp(`${url}?threads=2`), 2);
+    server.close();
+  }
 });
