@@ -47,3 +47,34 @@ export function longRun(model, s, max = 512) {
   trace.complete = true; // nothing more is asked for: the rest would not fit
   return trace;
 }
+
+export const LONG_TILE = 64; // pixels a side of a long input's model-view thumbnail at most
+
+/**
+ * Model-view thumbnails of one layer from its per-head summary (run option `summaries`), never from the [n, n] maps:
+ * each head's tile is ceil(n / s) pixels a side, s = ceil(n / LONG_TILE); pixel (a, b) = the largest of the top-k
+ * weights of rows a·s … a·s + s − 1 whose key falls in columns b·s … b·s + s − 1 (0 where none does). That is the
+ * block maximum of the map with every weight outside its row's top k set to 0 — a lower bound of the full map's
+ * block maximum that keeps each row's strongest links, at H × nReal × k reads. → { tiles [H, t, t], side t, stride s }.
+ */
+export function topkTiles(summary, n) {
+  const s = Math.max(1, Math.ceil(n / LONG_TILE));
+  const side = Math.ceil(n / s);
+  const H = summary.entropy.length;
+  const k = summary.topK;
+  const rows = summary.topIds.length / (k * (H || 1));
+  const tiles = new Float32Array(H * side * side);
+  for (let hd = 0; hd < H; hd++) {
+    for (let i = 0; i < rows; i++) {
+      const at = (hd * rows + i) * k;
+      const prow = (hd * side + ((i / s) | 0)) * side;
+      for (let r = 0; r < k; r++) {
+        const j = summary.topIds[at + r];
+        if (j < 0) continue;
+        const q = prow + ((j / s) | 0);
+        if (summary.topWeights[at + r] > tiles[q]) tiles[q] = summary.topWeights[at + r];
+      }
+    }
+  }
+  return { tiles, side, stride: s };
+}

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createAttnScope } from '../../bindings/js/index.js';
+import { REVERSE } from '../../web/inside-presets.js';
 import {
   useBrowser, clean, shots, root,
 } from './harness.js';
@@ -105,6 +106,27 @@ for (const lang of ['en', 'zh-CN']) {
       await page.click('#inside-patch');
       await page.waitForFunction(() => /corrupted/.test(document.querySelector('#inside [data-box="patch-status"]').textContent), null, { timeout: 60000 });
       assert.match(await statusOf(page, 'patch'), /same length|长度|tokens/);
+      // the digit-reversal example: its button switches the page to the bundled reverse model and its clean prompt
+      // and fills the form; the heatmap is as.patch's for web/inside-presets.js REVERSE, layer 2 head 0 restoring most
+      await page.click('#inside-reverse');
+      await page.waitForFunction(() => window.__attnscope?.traceState?.model === 'reverse' && !document.documentElement.dataset.busy, null, { timeout: 60000 });
+      assert.equal(await page.inputValue('#text'), REVERSE.clean);
+      assert.deepEqual(await Promise.all(['#inside-clean', '#inside-corrupted', '#inside-token-a', '#inside-token-b'].map((id) => page.inputValue(id))),
+        [REVERSE.clean, REVERSE.corrupted, ...REVERSE.tokens]);
+      assert.ok((await page.locator('#inside [data-i18n="inside.reverseNote"]').textContent()).includes('0.59'));
+      await page.selectOption('#inside-granularity', 'head');
+      await page.click('#inside-patch');
+      await page.waitForFunction(() => document.querySelectorAll('#inside table[data-name="patch"] td').length === 12, null, { timeout: 60000 });
+      const rev = await as.loadBundled('reverse');
+      try {
+        const want = await as.patch(rev, { clean: REVERSE.clean, corrupted: REVERSE.corrupted, tokens: REVERSE.tokens });
+        const got = await page.locator('#inside table[data-name="patch"] td').evaluateAll((tds) => tds.map((td) => Number(td.dataset.value)));
+        got.forEach((v, i) => assert.ok(Math.abs(v - want.normalized[i]) < 1e-4, `reverse patch cell ${i}`));
+        assert.equal(got.indexOf(Math.max(...got)), 2 * 4 + 0);
+      } finally {
+        rev.delete();
+      }
+      assert.deepEqual(await axeProblems(page), []);
       clean(rec);
     } finally {
       ref.delete();

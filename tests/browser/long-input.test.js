@@ -7,7 +7,10 @@
 //   - the page holds no [H, n, n] map of any layer, only the maps of the heads on screen;
 //   - for a head picked at random, every block of the downsampled map equals the max of its cells (from the full
 //     weights, not the page's own map);
-//   - zooming in with the + key down to single cells shows each cell's exact value (the live region and tooltip).
+//   - zooming in with the + key down to single cells shows each cell's exact value (the live region and tooltip);
+//   - the model view has a thumbnail per layer × head whose pixels are the summaries' top-k weights (block maxima);
+//   - axe-core finds no serious or critical problem on the long views in English and Chinese, and the Chinese page
+//     shows no English UI word there (tests/browser/i18n-walk.js).
 // Also the english vs english-rope switch: each model's strongest labelled previous-token head (config.json) on the
 // page's text, and their difference, against the bundled models' weights computed here.
 // No timed assertions. Run: ATTNSCOPE_SITE_BUILT=1 node --test tests/browser/long-input.test.js
@@ -15,7 +18,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { useBrowser, settled, root } from './harness.js';
+import { interpolateViridis } from 'd3-scale-chromatic';
+import {
+  useBrowser, settled, root, afterDraw, axeProblems,
+} from './harness.js';
+import { englishWords } from './i18n-walk.js';
 import { createAttnScope } from '../../bindings/js/index.js';
 import { mulberry32 } from '../../web/rng.js';
 import { compareTraces } from '../../web/compare.js';
@@ -170,6 +177,51 @@ test('2,048 tokens through a Llama-shaped checkpoint: summaries, block maxima an
   assert.ok(topErr < 1e-5, `top-k weights within 1e-5 (max ${topErr})`);
   await page.screenshot({ path: path.join(shots, 'long-input-zoomed-out.png'), fullPage: false });
 
+  // ---- the model view's thumbnails: one per layer × head, each pixel (a, b) of a tile the largest full weight
+  // W[i, j] over the block's rows i and the keys j the module's summary lists among row i's top k; coloured by
+  // viridis at that value over the tile's largest (d3-scale-chromatic here, not the page's lookup table)
+  const thumbs = await page.evaluate(() => {
+    const c = document.querySelector('#model-view canvas.mv-canvas');
+    const { width, height } = c;
+    return { ...c.dataset, width, height, px: Array.from(c.getContext('2d').getImageData(0, 0, width, height).data) };
+  });
+  const stride = Number(thumbs.stride);
+  const side = Math.ceil(N / stride);
+  const pitch = side + Number(thumbs.gap);
+  assert.ok(side <= 64 && stride > 1, `tiles of ${side} pixels for ${N} tokens`);
+  assert.equal(thumbs.width, H * pitch - Number(thumbs.gap), 'a tile for every head');
+  assert.equal(thumbs.height, L * pitch - Number(thumbs.gap), 'a row of tiles for every layer');
+  const viridis = (q) => interpolateViridis(q / 255).match(/[0-9a-f]{2}/g).map((x) => parseInt(x, 16));
+  let off = 0;
+  for (let l = 0; l < L; l++) {
+    for (let hd = 0; hd < H; hd++) {
+      const { topIds, k: kk } = held.summaries[l];
+      const tile = new Float64Array(side * side);
+      for (let i = 0; i < N; i++) {
+        for (let r = 0; r < kk; r++) {
+          const j = topIds[(hd * N + i) * kk + r];
+          if (j < 0) continue;
+          const q = Math.floor(i / stride) * side + Math.floor(j / stride);
+          tile[q] = Math.max(tile[q], W[l][(hd * N + i) * N + j]);
+        }
+      }
+      const top = Math.max(...tile);
+      for (let a = 0; a < side; a++) {
+        for (let b = 0; b < side; b++) {
+          const p = ((l * pitch + a) * thumbs.width + hd * pitch + b) * 4;
+          const got = thumbs.px.slice(p, p + 3);
+          const q = Math.round((tile[a * side + b] * 255) / top);
+          // a weight at a rounding boundary may land on the neighbouring entry
+          const near = [q, q - 1, q + 1].filter((x) => x >= 0 && x <= 255).some((x) => viridis(x).every((v, c) => Math.abs(v - got[c]) <= 1));
+          if (!near) off += 1;
+        }
+      }
+    }
+  }
+  t.diagnostic(`model view: ${L * H} thumbnails of ${side}² pixels from the summaries' top-${held.summaries[0].k} keys; ${off} pixels off`);
+  assert.equal(off, 0, 'every thumbnail pixel is its block\'s largest top-k weight, coloured');
+  await page.locator('#panel-model').screenshot({ path: path.join(shots, 'long-input-model-view.png') });
+
   // ---- a head picked at random, opened from the model view's table; its downsampled map against the full weights
   const rand = mulberry32(2048);
   const pick = { layer: Math.floor(rand() * L), head: Math.floor(rand() * H) };
@@ -226,6 +278,18 @@ test('2,048 tokens through a Llama-shaped checkpoint: summaries, block maxima an
   assert.equal(await page.locator('#attention-view canvas[data-big]').first().getAttribute('data-view'), view, 'the zoom stays');
   assert.deepEqual(rec.errors, []);
   await settled(page, 0);
+
+  // ---- the long views in both languages: axe-core finds no serious or critical problem, and in Chinese no English
+  // UI word is left (the attention view's maps, links and notes, the model view, the other panels' notes)
+  const runs = await page.evaluate(() => window.__attnscope.runs);
+  const LONG_VIEWS = '#panel-attention, #panel-model, [data-name="long-skip"]';
+  assert.deepEqual(await axeProblems(page), [], 'axe-core (en)');
+  await afterDraw(page, () => page.selectOption('#lang', 'zh-CN'));
+  assert.equal(await page.evaluate(() => window.__attnscope.runs), runs, 'a language switch recomputes nothing');
+  assert.match(await page.textContent('#model-view [data-name="long-thumbs"]'), /缩略图/);
+  assert.deepEqual(await englishWords(page, LONG_VIEWS), [], 'no English UI word on the Chinese long views');
+  assert.deepEqual(await axeProblems(page), [], 'axe-core (zh-CN)');
+  assert.deepEqual(rec.errors, []);
 });
 
 test('english vs english-rope: the page shows each model\'s strongest previous-token head on the text, and their difference', async (t) => {

@@ -224,4 +224,8 @@ register('en', {
   'pair.prevHeads': '{name}: previous-token heads',
   'pair.diff': '{a} − {b}',
   'long.noExport': 'Exports hold every layer × head map, which a text of more than 512 tokens does not keep (the page computes summaries and the maps on screen only): shorten the text to export.',
+  // --- h27p ---
+  "inside.reverse": "Digit-reversal example (reverse)",
+  "inside.reverseNote": "Digit-reversal example: the bundled reverse model writing the first digit of “3 9 1 4 7>” vs “3 9 1 4 2>”, metric logit(7) − logit(2). Per layer × position the whole effect sits at the changed digit in every layer; per head, layer 2's heads 0 and 3, which look straight at the digit to copy, restore it (0.59 and 0.22).",
+  "long.thumbs": "Thumbnails: each pixel is the largest of the top {k} weights of its {s} rows that fall in its {s} columns (the rows' strongest links; the full maps are computed only for the heads opened above).",
 });

@@ -1,6 +1,6 @@
 // Panel 9: looking inside (issue 27) — the logit lens table, heads knocked out by clicking them (next-token top-k
 // and loss beside the unablated run), the ablation sweep (progress bar, Cancel) and activation patching between a
-// clean and a corrupted prompt (with the indirect-object example), and the head detectors as a sortable table. All work runs in the compute worker
+// clean and a corrupted prompt (with the worked examples of web/inside-presets.js), and the head detectors as a sortable table. All work runs in the compute worker
 // (web/inside-work.js through the 'inside' request); this module holds the panel's own inputs and results and draws
 // them with web/views/inside.js. Exports: CSV and JSON of every result, SVG and PNG of the tables' heatmaps.
 import { $, h, replace } from '../dom.js';
@@ -11,13 +11,8 @@ import { heatmapGrid } from '../render/index.js';
 import {
   lensTable, headGrid, ablationResult, valueTable, detectorsTable,
 } from '../views/inside.js';
+import { IOI, REVERSE } from '../inside-presets.js';
 
-// the indirect-object example (Wang et al. 2022) for GPT-2's tokenizer: clean vs corrupted, the same length
-const IOI = {
-  clean: 'When Mary and John went to the store, John gave a drink to',
-  corrupted: 'When Mary and John went to the store, Mary gave a drink to',
-  tokens: [' Mary', ' John'],
-};
 
 /** createInside({ compute, state }) wires the panel (#inside) to the worker; state is the page state (read only). */
 export function createInside({ compute, state }) {
@@ -188,6 +183,22 @@ export function createInside({ compute, state }) {
     }), file, format);
   }
 
+  // a worked example fills the form; one made for a bundled model (REVERSE) switches the page to that model and its
+  // clean prompt first, through the picker and the text box as a person would (web/controls.js does the rest)
+  function preset(p) {
+    $('inside-clean').value = p.clean;
+    $('inside-corrupted').value = p.corrupted;
+    [$('inside-token-a').value, $('inside-token-b').value] = p.tokens;
+    if (!p.model) return;
+    if (state.mode !== 'text') document.querySelector('input[name=mode][value=text]')?.click();
+    if (state.model !== p.model) {
+      $('model').value = p.model;
+      $('model').dispatchEvent(new Event('change'));
+      $('text').value = p.clean;
+      $('text').dispatchEvent(new Event('input'));
+    }
+  }
+
   root.addEventListener('click', (e) => {
     const b = e.target.closest('button');
     if (!b || !root.contains(b)) return;
@@ -197,11 +208,9 @@ export function createInside({ compute, state }) {
     else if (b.id === 'inside-detectors') detectors();
     else if (b.id === 'inside-patch') patch();
     else if (b.id === 'inside-clear') { off.clear(); drawHeads(); ablate(); }
-    else if (b.id === 'inside-ioi') {
-      $('inside-clean').value = IOI.clean;
-      $('inside-corrupted').value = IOI.corrupted;
-      [$('inside-token-a').value, $('inside-token-b').value] = IOI.tokens;
-    } else if (b.dataset.cancel && running) compute.cancel(running);
+    else if (b.id === 'inside-ioi') preset(IOI);
+    else if (b.id === 'inside-reverse') preset(REVERSE);
+    else if (b.dataset.cancel && running) compute.cancel(running);
   });
 
   return {

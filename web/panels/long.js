@@ -1,16 +1,16 @@
 // Panels for a long input (layer: web; what the trace holds: web/long.js): the attention panel draws the heads on
 // screen as big maps with their top-k links, the model view draws every layer × head from the module's per-head
-// summaries (entropy, mean distance, sink share; no thumbnails: they would need every map), and the panels that
-// need every layer's intermediates say why they are empty. Each wrapper leaves the panel as it was for every
-// other trace. A head or layer chosen whose map the trace lacks is computed on request (act.refetch).
-import { $, h, replace, fmt } from '../dom.js';
+// summaries (thumbnails from each row's top-k keys, web/long.js topkTiles; entropy, mean distance and sink share
+// tables), and the panels that need every layer's intermediates say why they are empty. Each wrapper leaves the
+// panel as it was for every other trace. A head or layer chosen whose map the trace lacks is computed on request (act.refetch).
+import { $, h, replace } from '../dom.js';
 import { t } from '../i18n.js';
 import { selectedHeads, headsString } from '../state.js';
 import { shownLayer } from '../viewmodel.js';
-import { metricTable } from '../views/modelview.js';
+import { modelView } from '../views/modelview.js';
 import { longAttentionView } from '../views/long.js';
 import { gqaNote } from './model.js';
-import { LONG_HEADS } from '../long.js';
+import { LONG_HEADS, topkTiles } from '../long.js';
 
 const asked = new WeakMap(); // trace → the heads asked for from it (once each, so a failing run cannot loop)
 const isLong = (ctx) => !!ctx.trace?.long;
@@ -75,7 +75,7 @@ export function longModel(panel) {
       if (!isLong(ctx)) return panel.update(ctx);
       const layer = shownLayer(ctx.trace, ctx.state.layer);
       const heads = shownHeads(ctx);
-      for (const f of $('model-view').querySelectorAll('.matrix-fig')) f.setSelection?.(layer, heads.slice(0, 1));
+      $('model-view').querySelector('.model-view')?.setSelection?.(layer, heads.slice(0, 1));
       return undefined;
     },
     draw(ctx) {
@@ -83,21 +83,24 @@ export function longModel(panel) {
       const { trace } = ctx;
       const H = trace.numHeads;
       const per = (key) => trace.layers.map((ly) => ly.attention.summary[key]);
-      const sec = { key: 'self', H, open: true };
-      const o = {
-        layer: shownLayer(trace, ctx.state.layer), heads: shownHeads(ctx).slice(0, 1),
+      // thumbnails from each row's top-k keys (web/long.js topkTiles), never from n × n maps
+      const thumbs = trace.layers.map((ly) => topkTiles(ly.attention.summary, trace.n));
+      const sec = {
+        key: 'self', title: t('model.self'), H, n: trace.n, m: trace.n, open: true, stride: thumbs[0]?.stride ?? 1,
+        weights: thumbs.map((x) => x.tiles), entropy: per('entropy'), distance: per('distance'), sink: per('sink'),
+      };
+      const view = modelView({
+        sections: [sec], width: ctx.width['model-view'], layer: shownLayer(trace, ctx.state.layer), heads: shownHeads(ctx).slice(0, 1),
         onOpen: (l, hd) => {
           ctx.act.layer(l, headsString([hd], H));
           $('panel-attention').scrollIntoView({ block: 'start' });
         },
-      };
-      const body = h('div', { class: 'view-body model-view long-model', dataset: { long: trace.n } },
-        h('p', { class: 'note', dataset: { name: 'long-model' }, text: t('long.model', { n: trace.n, k: trace.long.topK }) }),
-        h('div', { class: 'example-results' },
-          metricTable(sec, 'entropy', t('model.entropyTitle', { m: trace.n, uniform: fmt(Math.log(trace.n), 2) }), per('entropy'), 3, o),
-          metricTable(sec, 'distance', t('model.distanceTitle'), per('distance'), 2, o),
-          metricTable(sec, 'sink', t('sink.title'), per('sink'), 3, o)));
-      replace($('model-view'), body);
+      });
+      view.classList.add('long-model');
+      view.dataset.long = trace.n;
+      view.prepend(h('p', { class: 'note', dataset: { name: 'long-model' }, text: t('long.model', { n: trace.n, k: trace.long.topK }) }),
+        h('p', { class: 'note', dataset: { name: 'long-thumbs' }, text: t('long.thumbs', { k: trace.long.topK, s: sec.stride }) }));
+      replace($('model-view'), view);
       const gqa = gqaNote(trace.config, H);
       if (gqa) $('model-view').prepend(gqa);
       return null;

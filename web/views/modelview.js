@@ -14,7 +14,7 @@ const MAX_TILE = 128; // pixels a side of one thumbnail at most (drawn at ≤ 96
 
 /**
  * modelView({ sections, layer, heads, width, onOpen }) → HTMLElement
- * sections: [{ key, title, weights: per layer Float32Array [H, n, m], H, n, m, entropy, distance?, open }]
+ * sections: [{ key, title, weights: per layer Float32Array [H, n, m], H, n, m, entropy, distance?, open, stride? }]
  * — one grid each (self-attention; for encoder–decoder models the encoder's, the decoder's and the
  * cross-attention); entropy / distance per layer a Float64Array(H) (web/aggregates.js); a section with
  * `open` opens a clicked head in the attention view through onOpen(layer, head). The element's
@@ -45,10 +45,14 @@ function grid(sec, o, named) {
   const L = sec.weights.length;
   // a thumbnail is at most 96 CSS px wide, so a tile keeps at most MAX_TILE pixels a side: above that, each
   // pixel is the largest weight of an s × s block of cells (max pooling keeps thin diagonals and single
-  // strong links visible); 512 tokens × 12 × 12 heads: 5.4 M pixels instead of 51 M
-  const s = Math.max(1, Math.ceil(Math.max(n, m) / MAX_TILE));
+  // strong links visible); 512 tokens × 12 × 12 heads: 5.4 M pixels instead of 51 M. A section with `stride`
+  // brings its tiles already pooled ([H, ceil(n / stride), ceil(m / stride)] per layer: a long input's, web/long.js)
+  const s = sec.stride ?? Math.max(1, Math.ceil(Math.max(n, m) / MAX_TILE));
   const tn = Math.ceil(n / s);
   const tm = Math.ceil(m / s);
+  const direct = s === 1 || !!sec.stride; // one value per pixel as given
+  const rn = direct ? tn : n;
+  const rm = direct ? tm : m;
   const gap = Math.max(1, Math.round(Math.max(tn, tm) / 6));
   const pitchX = tm + gap;
   const pitchY = tn + gap;
@@ -71,19 +75,19 @@ function grid(sec, o, named) {
   const px = new Uint32Array(img.data.buffer); // one RGBA word per pixel, written once
   px.fill(0xffffffff);
   const lut = packedLut(colors.weights.rgb);
-  const pooled = s > 1 ? new Float32Array(tn * tm) : null;
+  const pooled = direct ? null : new Float32Array(tn * tm);
   for (let l = 0; l < L; l++) {
     const w = sec.weights[l];
     for (let hd = 0; hd < H; hd++) {
-      const base = hd * n * m;
+      const base = hd * rn * rm;
       let mx = 0;
-      for (let c = 0; c < n * m; c++) if (w[base + c] > mx) mx = w[base + c];
+      for (let c = 0; c < rn * rm; c++) if (w[base + c] > mx) mx = w[base + c];
       const scale = mx > 0 ? 255 / mx : 0;
-      if (s === 1) {
-        for (let i = 0; i < n; i++) {
+      if (direct) {
+        for (let i = 0; i < rn; i++) {
           let p = (l * pitchY + i) * cw + hd * pitchX;
-          const row = base + i * m;
-          for (let j = 0; j < m; j++) {
+          const row = base + i * rm;
+          for (let j = 0; j < rm; j++) {
             const t = (w[row + j] * scale + 0.5) | 0;
             px[p++] = lut[t < 0 ? 0 : t > 255 ? 255 : t];
           }

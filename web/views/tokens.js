@@ -34,7 +34,8 @@ export function tokensView(o) {
 
   const out = [chipBox];
   if (offsets && text != null) {
-    const spanBox = h('div', { class: 'spans', role: 'group', 'aria-label': tr('tokens.spans'), 'data-no-i18n': '' });
+    // focusable: a long text scrolls inside the box (max-height), and the keyboard must reach it (axe scrollable-region-focusable)
+    const spanBox = h('div', { class: 'spans', role: 'group', tabindex: 0, 'aria-label': tr('tokens.spans'), 'data-no-i18n': '' });
     let at = 0;
     const order = tokens.map((_, i) => i).filter((i) => offsets[2 * i] >= 0)
       .sort((a, b) => offsets[2 * a] - offsets[2 * b]);
