@@ -5,6 +5,8 @@
 
 import { flowWork, qkWork } from './flow-work.js';
 import { inductionScores } from './induction.js';
+import { mayBeLong } from './long.js';
+import { MAX_TOKENS } from './pipeline.js';
 
 const loss = (lp) => (lp && lp.length ? -lp.reduce((s, x) => s + x, 0) / lp.length : null);
 
@@ -18,7 +20,7 @@ async function modelOf(pipeline, s) {
  * op 'lens' { k } → { tokens, numLayers, k, layers: [{ ids, probs, tokens }] }
  * op 'ablate' { heads } → { tokens, before: { next, loss }, after: { next, loss } }
  * op 'heads' { } → as.headScores of the text's attention: previous-token, duplicate-token and sink share per head,
- *   and induction (web/induction.js)
+ *   and induction (web/induction.js); for a text over MAX_TOKENS tokens only sinkShare and long: n
  * op 'sweep' { } → as.ablationSweep's result (metric loss)
  * op 'patch' { clean, corrupted, tokens, granularity } → as.patch's result
  * op 'flow' { layers, n } → { flow } (web/flow-work.js: from the page's weights, no model)
@@ -43,6 +45,15 @@ export async function insideWork(pipeline, s, op, args, onProgress, signal) {
     return { tokens: before.tokens, before: side(before), after: side(after), numLayers: model.config.numLayers, numHeads: model.config.numHeads };
   }
   if (op === 'heads') {
+    // a long input (web/long.js): every head's full map would not fit (8 GB at 2,048 tokens through a 1B-shaped
+    // model), so only the sink share, from the run's per-head summaries; `long` says why the rest is absent
+    if (mayBeLong(s.text, MAX_TOKENS)) {
+      const probe = model.run(s.text, { trace: 'none', summaries: { topK: 1 } });
+      if (probe.n > MAX_TOKENS) {
+        const sinkShare = Float32Array.from(probe.layers.flatMap((l) => Array.from(l.attention.summary.sink)));
+        return { tokens: probe.tokens, numLayers: probe.layers.length, numHeads: sinkShare.length / probe.layers.length, sinkShare, long: probe.n };
+      }
+    }
     const r = model.run(s.text, { trace: 'weights' });
     const weights = r.layers.map((l) => l.attention.weights);
     const scores = as.headScores({ weights, numHeads: weights[0].length / (r.n * r.n), n: r.n, ids: r.ids });

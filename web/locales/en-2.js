@@ -228,4 +228,6 @@ register('en', {
   "inside.reverse": "Digit-reversal example (reverse)",
   "inside.reverseNote": "Digit-reversal example: the bundled reverse model writing the first digit of “3 9 1 4 7>” vs “3 9 1 4 2>”, metric logit(7) − logit(2). Per layer × position the whole effect sits at the changed digit in every layer; per head, layer 2's heads 0 and 3, which look straight at the digit to copy, restore it (0.59 and 0.22).",
   "long.thumbs": "Thumbnails: each pixel is the largest of the top {k} weights of its {s} rows that fall in its {s} columns (the rows' strongest links; the full maps are computed only for the heads opened above).",
+  // --- coordinator: head detectors on long inputs ---
+  "inside.detectorsLong": "This text has {n} tokens: the previous-token, duplicate-token and induction scores need every head's full map, which the page computes up to 512 tokens. The sink share below comes from the run's per-head summaries.",
 });

@@ -63,7 +63,8 @@ export function createHeadTint({ compute, state }) {
       if (asked !== want) return; // a newer trace came meanwhile
       scores = value;
       serial = asked;
-      status.textContent = select.value === 'induction' && !value.induction ? t('inside.failed', { message: value.inductionError }) : '';
+      status.textContent = value.long && select.value !== 'sink' ? t('inside.detectorsLong', { n: value.long })
+        : select.value === 'induction' && !value.induction ? t('inside.failed', { message: value.inductionError }) : '';
     } catch (e) {
       status.textContent = t('inside.failed', { message: e.message });
     }

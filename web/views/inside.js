@@ -93,8 +93,9 @@ export function valueTable({ name, caption, values, rows, cols, colLabels, map, 
  */
 export function detectorsTable(d, sort, onSort) {
   const cols = [['previousToken', 'inside.previous'], ['duplicateToken', 'inside.duplicate'], ['sinkShare', 'inside.sink'],
-    ...(d.induction ? [['induction', 'tint.induction']] : [])];
+    ['induction', 'tint.induction']].filter(([key]) => d[key]); // a long input's scores hold only sinkShare
   const order = Array.from({ length: d.numLayers * d.numHeads }, (_, i) => i);
+  if (!d[sort]) sort = cols[0]?.[0];
   if (sort) order.sort((a, b) => d[sort][b] - d[sort][a] || a - b);
   const head = h('tr', {}, h('th', { scope: 'col', text: t('inside.layer') }), h('th', { scope: 'col', text: t('inside.head') }),
     ...cols.map(([key, label]) => {
@@ -106,6 +107,7 @@ export function detectorsTable(d, sort, onSort) {
     h('td', { text: String(Math.floor(i / d.numHeads)) }), h('td', { text: String(i % d.numHeads) }),
     ...cols.map(([key]) => cell(colors.weights, d[key][i], 0, 1, d[key][i].toFixed(3), `${d[key][i]}`, { score: key, value: d[key][i] }))));
   return h('div', { class: 'inside-scroll', tabindex: 0, role: 'region', 'aria-label': t('inside.detectorsCaption') },
+    d.long ? h('p', { class: 'note', dataset: { name: 'detectors-long' }, text: t('inside.detectorsLong', { n: d.long }) }) : null,
     h('table', { class: 'inside-table', dataset: { name: 'detectors' } }, h('caption', { text: t('inside.detectorsCaption') }),
       h('thead', {}, head), h('tbody', {}, ...rows)));
 }
