@@ -93,8 +93,16 @@ for (const lang of ['en', 'zh-CN']) {
     // every layer × head reachable: a tab per layer, the model view's tiles for every layer × head
     assert.equal(await page.locator('#attention-view .tab').count(), 2);
     assert.equal(await page.locator('#model-view [data-layer][data-head]').count() >= 2 * 4 || await page.locator('canvas[data-kind="attention"]').count() >= 1, true);
+    // the model view's selection marks follow the layer, though the K/V-sharing note comes first in the box
+    const marksAt = () => page.$$eval('#model-view .mv-mark', (ms) => ms.map((m) => m.style.top).join());
+    const before = await marksAt();
+    assert.ok(before.length > 0, 'the model view marks the shown heads');
     await page.locator('#attention-view .tab').nth(1).click();
     await page.waitForFunction(() => document.querySelector('#attention-view .tab[aria-selected="true"]')?.dataset.layer === '1');
+    await page.waitForFunction((b) => {
+      const tops = [...document.querySelectorAll('#model-view .mv-mark')].map((m) => m.style.top).join();
+      return tops.length > 0 && tops !== b;
+    }, before, { timeout: 10000 });
     if (!zh) {
       await page.screenshot({ path: path.join(shots, 'desktop-llama-shaped.png'), fullPage: false });
       // generate: greedy, stopping at generation_config's eos (257), as the reference's ids say

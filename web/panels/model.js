@@ -34,7 +34,8 @@ export const model = {
   key: (ctx) => [ctx.serial, ctx.view.words, ctx.width['model-view'], ctx.lang].join('|'),
   update(ctx) {
     const { trace, state: s } = ctx;
-    $('model-view').firstChild?.setSelection?.(shownLayer(trace, s.layer), selectedHeads(s, trace.numHeads));
+    // the view body, not firstChild: a K/V-sharing note may come first (gqaNote)
+    $('model-view').querySelector('.model-view')?.setSelection?.(shownLayer(trace, s.layer), selectedHeads(s, trace.numHeads));
   },
   draw(ctx) {
     const tr = shownTrace(ctx);
