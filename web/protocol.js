@@ -12,6 +12,7 @@
 export const KINDS = Object.freeze({
   run: ['state', 'need'], // the trace for a state: { all, full } narrows it to what is drawn (web/pipeline.js)
   openFile: ['file'], // the user's attention file (a File, read in the worker with Blob.slice, never sent anywhere) → its summary
+  fileStream: ['args'], // a big attention file streamed head by head (web/attnfile-stream.js): { op: rollout | model | means, layer }
   load: ['files'], // the user's checkpoint (File objects, read in the worker, never sent anywhere) → its config
   next: ['state', 'position', 'ids', 'end', 'topK'], // a causal model's next-token top-k after one position
   generate: ['state', 'maxNewTokens'], // greedy continuation → { text, tokens, ids, stoppedAtEnd }
