@@ -10,14 +10,15 @@
 //   op 'model'              → { stride, sections: [{ key, L, H, rows, cols, tn, tm, thumbs: per layer [H, tn, tm],
 //                             entropy, distance?, sink }] }: each head pooled by block MAX (stride × stride cells →
 //                             one, the largest: the model view's own pooling, so thin diagonals stay) to at most
-//                             THUMB a side, and its entropy, distance and first-key share from the full head
+//                             THUMB a side, and its entropy, distance and first-key share from the full head; a
+//                             head the core refuses is left blank (NaN metrics) and listed in `refused`
 //   op 'means'              → { means: per layer [n, n] head means } for attention flow (n ≤ FLOW_MAX_TOKENS)
 import { rolloutStep, headEntropy, headDistance } from './aggregates.js';
 import { headSink } from './sinks.js';
 import { FLOW_MAX_TOKENS } from './flow-work.js';
 
 /** Cells a side of a streamed model-view thumbnail at most. */
-export const THUMB = 64;
+export const THUMB = 32;
 
 /** The block-max pooling of one head [rows, cols] with `stride`: [ceil(rows/stride), ceil(cols/stride)]. */
 export function poolMax(w, rows, cols, stride) {
@@ -37,9 +38,11 @@ export function poolMax(w, rows, cols, stride) {
 
 /**
  * Reads heads of the open file in order, reporting progress after each; `each(layer, head, weights)`. The next head's
- * bytes are asked for before this one is used (two heads held at most), so reading and computing overlap.
+ * bytes are asked for before this one is used (two heads held at most), so reading and computing overlap. With
+ * `refused(layer, head, error)`, a head the core refuses (not a probability row) is passed there and the rest read
+ * on; without it, or when the bytes cannot be read at all, the error ends the stream.
  */
-async function readHeads(o, list, each, onProgress, signal) {
+async function readHeads(o, list, each, onProgress, signal, refused = null) {
   const read = ([l, hd, attention]) => {
     const held = o.cache.get(l)?.[attention === 'cross' ? 'cross' : 'attention'];
     if (!held) return o.f.head(l, hd, attention); // a layer already read (the shown one) is not read again
@@ -49,10 +52,17 @@ async function readHeads(o, list, each, onProgress, signal) {
   let next = list.length ? read(list[0]) : null;
   for (let k = 0; k < list.length; k++) {
     signal?.throwIfAborted();
-    const w = await next;
+    if (o.closed) throw new Error('another attention file was opened');
+    let w = null;
+    try {
+      w = await next;
+    } catch (err) {
+      if (!refused || o.closed || err instanceof DOMException) throw err;
+      refused(list[k][0], list[k][1], err);
+    }
     next = k + 1 < list.length ? read(list[k + 1]) : null;
     next?.catch?.(() => {}); // its error is met when it is awaited (or not at all, after a cancel)
-    each(list[k][0], list[k][1], w);
+    if (w) each(list[k][0], list[k][1], w);
     onProgress?.((k + 1) / list.length);
   }
 }
@@ -100,7 +110,7 @@ async function modelThumbs(o, onProgress, signal) {
     const L = f.layers.length;
     return {
       key, L, H, rows: f.n, cols, tn: Math.ceil(f.n / stride), tm: Math.ceil(cols / stride),
-      thumbs: [], entropy: [], distance: key === 'self' ? [] : null, sink: [],
+      thumbs: [], entropy: [], distance: key === 'self' ? [] : null, sink: [], refused: [],
     };
   });
   const list = sides.flatMap(([key]) => headsOf(f, range(0, f.layers.length), key));
@@ -108,16 +118,21 @@ async function modelThumbs(o, onProgress, signal) {
   let done = 0;
   for (const sec of sections) {
     const heads = list.filter((x) => x[2] === sec.key);
+    const start = (l) => {
+      if (sec.thumbs[l]) return;
+      sec.thumbs[l] = new Float32Array(sec.H * sec.tn * sec.tm);
+      for (const k of ['entropy', 'distance', 'sink']) if (sec[k]) sec[k][l] = new Float64Array(sec.H).fill(NaN);
+    };
     await readHeads(o, heads, (l, hd, w) => {
-      if (hd === 0) {
-        sec.thumbs[l] = new Float32Array(sec.H * sec.tn * sec.tm);
-        for (const k of ['entropy', 'distance', 'sink']) if (sec[k]) sec[k][l] = new Float64Array(sec.H);
-      }
+      start(l);
       sec.thumbs[l].set(poolMax(w, sec.rows, sec.cols, stride), hd * sec.tn * sec.tm);
       sec.entropy[l][hd] = headEntropy(w, 1, sec.rows, sec.cols)[0];
       if (sec.distance) sec.distance[l][hd] = headDistance(w, 1, sec.rows, sec.cols)[0];
       sec.sink[l][hd] = headSink(w, 1, sec.rows, sec.cols)[0];
-    }, (fr) => onProgress?.((done + fr * heads.length) / total), signal);
+    }, (fr) => onProgress?.((done + fr * heads.length) / total), signal, (l, hd, err) => {
+      start(l); // a refused head: its thumbnail blank, its metrics NaN, and why
+      sec.refused.push({ layer: l, head: hd, message: String(err?.message ?? err) });
+    });
     done += heads.length;
   }
   o.model = { stride, sections };

@@ -39,7 +39,10 @@ export class AttentionFiles {
       f.close();
       throw err;
     }
-    this.open_?.f.close();
+    if (this.open_) {
+      this.open_.f.close();
+      this.open_.closed = true; // a stream still reading it stops (web/attnfile-stream.js)
+    }
     this.open_ = next;
     this.opened = next.id;
     return this.info();

@@ -97,7 +97,10 @@ export function streamedModel(panel) {
             ctx.act.layer(l, headsString([hd], H));
             $('panel-attention').scrollIntoView({ block: 'start' });
           },
-        }), h('p', { class: 'note', dataset: { name: 'model-streamed' }, text: t('h29l.pooled', { mb: Math.round(tr.file.bytes / 2 ** 20), s: v.stride }) }));
+        }), h('p', { class: 'note', dataset: { name: 'model-streamed' }, text: t('h29l.pooled', { mb: Math.round(tr.file.bytes / 2 ** 20), s: v.stride }) }),
+        ...v.sections.filter((sec) => sec.refused.length).map((sec) => h('p', { class: 'note', role: 'alert', dataset: { name: 'model-refused' }, text: t('h29l.refused', {
+          count: sec.refused.length, heads: sec.refused.slice(0, 8).map((r) => `L${r.layer + 1} H${r.head + 1}`).join(', '), message: sec.refused[0].message,
+        }) })));
         return null;
       });
     },

@@ -211,7 +211,7 @@ export function metricTable(sec, name, title, values, digits, o) {
   const H = sec.H;
   let lo = Infinity;
   let hi = -Infinity;
-  for (const row of values) for (const v of row) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+  for (const row of values) for (const v of row) if (Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); } // NaN: a head not read
   if (!(hi > lo)) hi = lo + 1;
   const tbl = h('table', { class: 'matrix metric', dataset: { metric: name, section: sec.key } });
   tbl.append(h('thead', {}, h('tr', {}, h('th'), Array.from({ length: H }, (_, hd) => h('th', { scope: 'col', text: `H${hd + 1}` })))));
