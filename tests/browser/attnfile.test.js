@@ -228,7 +228,13 @@ test('a file too big to hold (200 MiB as F32): a layer read when shown, rollout 
     assert.deepEqual(held, held.map((_, l) => l === 0), 'the trace holds the shown layer only');
     // the model view streams all 800 heads into block-max thumbnails; layer 10's head 3 is refused (its row 7), drawn
     // blank and named, and every other head drawn
+    // (drawn off screen while idle, it waits for a click; drawn on screen, it reads at once)
     await page.evaluate(() => document.getElementById('panel-model').scrollIntoView());
+    await page.waitForSelector('#model-view [data-name="stream-start"], #model-view [data-name="file-stream"] progress, #model-view canvas.mv-canvas');
+    if (await page.locator('#model-view [data-name="stream-start"]').count()) {
+      assert.match(await page.textContent('#model-view [data-name="stream-start"]'), /Read the file head by head for the model view \(200 MB\)/);
+      await page.click('#model-view [data-name="stream-start"]');
+    }
     await page.waitForSelector('#model-view canvas.mv-canvas[data-stride="8"]');
     assert.match(await page.textContent('#model-view [data-name="model-refused"]'), /\(1: L10 H4\).*attentions\.9.*head 3.*row 7/);
     await page.evaluate(() => window.scrollTo(0, 0));

@@ -235,4 +235,5 @@ register('en', {
   'h29l.rolloutNote': 'Read from the file one head at a time (the file is too big to hold), over tokens.',
   'h29l.pooled': 'This file ({mb} MB as float32) is too big to hold, so every head was read one at a time: each thumbnail pixel is the largest weight of a {s} × {s} block of cells (block max); entropy, distance and first-key share are of the full heads. The every-layer export gives these thumbnails.',
   'h29l.refused': 'Heads the check refused, drawn blank ({count}: {heads}): {message}',
+  'h29l.start': 'Read the file head by head for {what} ({mb} MB)',
 });

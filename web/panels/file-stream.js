@@ -12,15 +12,17 @@ import {
   stream, streamedValue, streaming, stopStream, streamFailed, forgetFailure,
 } from '../attnfile-client.js';
 import { noGrid } from './file.js';
+import { onScreen, NEAR } from '../scheduler.js';
 
 const big = (ctx) => !!ctx.trace?.file && !ctx.trace.file.whole;
 
 /**
  * Draws `args` ({ op, layer? }) of the file into `box` with `paint(value)` when it has been read; until then a
  * progress bar and Cancel, then panel `panelId` is drawn again. A refused head or a cancel leaves a note and a
- * button that reads again (a rollout goes on from the layers already multiplied).
+ * button that reads again (a rollout goes on from the layers already multiplied). Without `auto` (a panel drawn off
+ * screen) a button starts it.
  */
-function streamedInto(ctx, box, panelId, args, what, paint) {
+function streamedInto(ctx, box, panelId, args, what, paint, auto = true) {
   const file = ctx.trace.file;
   const value = streamedValue(file, args);
   if (value) return paint(value);
@@ -39,6 +41,12 @@ function streamedInto(ctx, box, panelId, args, what, paint) {
   const before = streamFailed(file, args);
   if (before) {
     said(el, before);
+    return null;
+  }
+  if (!auto && !streaming(file, args)) { // not on screen: read when asked, not behind the user's back
+    const start = h('button', { type: 'button', class: 'btn', text: t('h29l.start', { what, mb: Math.round(file.bytes / 2 ** 20) }), dataset: { name: 'stream-start' } });
+    start.addEventListener('click', () => streamedInto(ctx, box, panelId, args, what, paint));
+    el.append(start);
     return null;
   }
   const bar = h('progress', { max: 1, value: streaming(file, args)?.fraction ?? 0, 'aria-label': what });
@@ -102,7 +110,7 @@ export function streamedModel(panel) {
           count: sec.refused.length, heads: sec.refused.slice(0, 8).map((r) => `L${r.layer + 1} H${r.head + 1}`).join(', '), message: sec.refused[0].message,
         }) })));
         return null;
-      });
+      }, onScreen($('panel-model'), NEAR)); // off screen (drawn when idle): read when the user asks
     },
   };
 }
