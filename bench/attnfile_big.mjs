@@ -134,8 +134,8 @@ try {
   console.log(`time to the first heatmap (choose → layer 1 drawn, ${H} heads of ${N}x${N}): ${(first / 1000).toFixed(2)} s`);
   console.log(`time to layer ${L}'s heatmap: ${(last / 1000).toFixed(2)} s`);
   console.log(`renderer peak memory (VmHWM, largest renderer process): ${(peak / 1024).toFixed(0)} MiB (before opening: ${(before / 1024).toFixed(0)} MiB); the file is ${(size / 2 ** 30).toFixed(2)} GiB`);
-  console.log(`rollout to layer ${L} (${L * H} heads streamed): ${rolloutFailed ? `refused: ${rolloutFailed}` : `${(rolloutMs / 1000).toFixed(1)} s`}; renderer peak since opening ${(peakRollout / 1024).toFixed(0)} MiB`);
-  console.log(`model view (${L * H} heads streamed into block-max thumbnails): ${modelFailed ? `refused: ${modelFailed}` : `${(modelMs / 1000).toFixed(1)} s`}; renderer peak since opening ${(peakModel / 1024).toFixed(0)} MiB`);
+  console.log(`rollout to layer ${L} (${L * H} heads streamed): ${rolloutFailed ? `refused: ${rolloutFailed}` : `${(rolloutMs / 1000).toFixed(1)} s`}; renderer peak so far ${(peakRollout / 1024).toFixed(0)} MiB`);
+  console.log(`model view (${L * H} heads streamed into block-max thumbnails): ${modelFailed ? `refused: ${modelFailed}` : `${(modelMs / 1000).toFixed(1)} s`}; renderer peak so far ${(peakModel / 1024).toFixed(0)} MiB`);
 } finally {
   await context?.close();
   await new Promise((r) => (server ? server.close(r) : r()));
