@@ -25,11 +25,12 @@ export function poolMax(w, rows, cols, stride) {
   const tn = Math.ceil(rows / stride);
   const tm = Math.ceil(cols / stride);
   const out = new Float32Array(tn * tm);
+  const block = Int32Array.from({ length: cols }, (_, j) => (j / stride) | 0); // each column's block, once
   for (let i = 0; i < rows; i++) {
     const prow = ((i / stride) | 0) * tm;
-    for (let j = 0; j < cols; j++) {
-      const v = w[i * cols + j];
-      const q = prow + ((j / stride) | 0);
+    for (let j = 0, at = i * cols; j < cols; j++, at++) {
+      const v = w[at];
+      const q = prow + block[j];
       if (v > out[q]) out[q] = v;
     }
   }

@@ -18,7 +18,7 @@ export const KINDS = Object.freeze({
   generate: ['state', 'maxNewTokens'], // greedy continuation → { text, tokens, ids, stoppedAtEnd }
   heldout: ['name'], // a bundled model's held-out score, measured in the worker
   inside: ['state', 'op', 'args'], // looking inside (web/inside-work.js): lens, ablate, sweep, patch → its result
-  cancel: ['target'], // stop the request with id `target` (a checkpoint load or an inside sweep: it rejects with an AbortError); no answer
+  cancel: ['target'], // stop the request with id `target` (a checkpoint load, an inside sweep, a file stream: it rejects with an AbortError); no answer
   rope: ['args'], // as.ropeExplain(args): the RoPE panel's numbers (issue 28)
   translate: ['state', 'options'], // an encoder–decoder's target for the text and its cross-attention (web/translate-work.js)
   pair: ['text', 'picks'], // the english vs english-rope switch (web/pair-work.js): one head of each on the text
