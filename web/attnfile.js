@@ -7,7 +7,7 @@
 // page shows it, and every view that needs all layers works); a bigger one (32 layers x 32 heads x 1024 tokens is
 // 4 GiB as F32) is read one layer at a time, head by head, when that layer is shown: its trace holds the shown layer
 // only, and what needs every layer (rollout, flow, the model view and its export) streams the file head by head on
-// request (web/attnfile-stream.js, kept per file here). Words need every layer merged, so they say so.
+// request (web/attnfile-stream.js, kept per file here). Words merge the shown layer.
 
 /** Float32 bytes of weights held for a whole file; above it, one layer at a time. */
 export const HOLD = 192 * 2 ** 20;
