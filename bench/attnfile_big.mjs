@@ -4,7 +4,8 @@
 // valid rows of a fully masked query), so 4 GiB as F32 (or 2 GiB as BF16) takes ~128 MiB of disk. The page reads
 // it with Blob.slice, one head at a time (web/attnfile.js). Reported: time from choosing the file to the first
 // heatmap drawn (html[data-shown]), time to layer 32's heatmap, and the renderer processes' peak memory (VmHWM of
-// Chromium's renderer processes, where the page and its worker run).
+// Chromium's renderer processes, where the page and its worker run); then rollout to the last layer and the model view,
+// each streamed head by head through the whole file (web/attnfile-stream.js), their times and the peak after each.
 // Run: npm run bench:attnfile [-- --dtype bf16]   (needs dist/ built and Debian's chromium)
 import { openSync, writeSync, ftruncateSync, closeSync, mkdtempSync, rmSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -112,11 +113,29 @@ try {
   await page.waitForFunction((s) => Number(document.documentElement.dataset.shown ?? 0) > s && window.__attnscope.trace.layers.at(-1).attention.weights, shown2, { timeout: 600000, polling: 50 });
   const last = Date.now() - t2;
   const peak = rendererPeakKb();
+  // rollout to layer 32 (the attention panel's aggregate): every layer streamed head by head into one n x n product
+  const t3 = Date.now();
+  await page.selectOption('#agg', 'rollout');
+  await page.waitForFunction((l) => window.__attnscope.streamed('rollout', l) || document.querySelector('#aggregate-view [role="alert"]'), L - 1, { timeout: 1800000, polling: 200 });
+  const rolloutMs = Date.now() - t3;
+  const rolloutFailed = await page.evaluate(() => document.querySelector('#aggregate-view [role="alert"]')?.textContent);
+  const peakRollout = rendererPeakKb();
+  // the model view: every head streamed into a block-max thumbnail and its metrics
+  const t4 = Date.now();
+  await page.evaluate(() => document.getElementById('panel-model').scrollIntoView());
+  await page.waitForSelector('#model-view [data-name="stream-start"], #model-view [data-name="file-stream"] progress, #model-view canvas.mv-canvas', { timeout: 600000 });
+  if (await page.locator('#model-view [data-name="stream-start"]').count()) await page.click('#model-view [data-name="stream-start"]');
+  await page.waitForSelector('#model-view canvas.mv-canvas, #model-view [role="alert"]', { timeout: 1800000 });
+  const modelMs = Date.now() - t4;
+  const modelFailed = await page.evaluate(() => (document.querySelector('#model-view canvas.mv-canvas') ? null : document.querySelector('#model-view [role="alert"]')?.textContent));
+  const peakModel = rendererPeakKb();
   console.log(msg);
   if (err) console.log(`page error: ${err}`);
   console.log(`time to the first heatmap (choose → layer 1 drawn, ${H} heads of ${N}x${N}): ${(first / 1000).toFixed(2)} s`);
   console.log(`time to layer ${L}'s heatmap: ${(last / 1000).toFixed(2)} s`);
   console.log(`renderer peak memory (VmHWM, largest renderer process): ${(peak / 1024).toFixed(0)} MiB (before opening: ${(before / 1024).toFixed(0)} MiB); the file is ${(size / 2 ** 30).toFixed(2)} GiB`);
+  console.log(`rollout to layer ${L} (${L * H} heads streamed): ${rolloutFailed ? `refused: ${rolloutFailed}` : `${(rolloutMs / 1000).toFixed(1)} s`}; renderer peak so far ${(peakRollout / 1024).toFixed(0)} MiB`);
+  console.log(`model view (${L * H} heads streamed into block-max thumbnails): ${modelFailed ? `refused: ${modelFailed}` : `${(modelMs / 1000).toFixed(1)} s`}; renderer peak so far ${(peakModel / 1024).toFixed(0)} MiB`);
 } finally {
   await context?.close();
   await new Promise((r) => (server ? server.close(r) : r()));

@@ -38,6 +38,29 @@ export function maxOverHeads(weights, H, n, m = n) {
 }
 
 /**
+ * One layer of rollout: `A` [n, n] float64 holds I + the layer's head mean (summed head by head in order, w/H each);
+ * its rows are renormalised to sum 1 in place and Â · R returned (Â itself when R is null, the first layer). Shared
+ * by rollout() and the streamed rollout of an attention file too big to hold (web/attnfile-stream.js).
+ */
+export function rolloutStep(R, A, n) {
+  for (let i = 0; i < n; i++) {
+    let sum = 0;
+    for (let j = 0; j < n; j++) sum += A[i * n + j];
+    for (let j = 0; j < n; j++) A[i * n + j] /= sum; // sum ≥ 1: the identity was added
+  }
+  if (!R) return A;
+  const next = new Float64Array(n * n);
+  for (let i = 0; i < n; i++) {
+    for (let k = 0; k < n; k++) {
+      const a = A[i * n + k];
+      if (a === 0) continue;
+      for (let j = 0; j < n; j++) next[i * n + j] += a * R[k * n + j];
+    }
+  }
+  return next;
+}
+
+/**
  * Attention rollout (Abnar & Zuidema 2020) of self-attention layers, each [H, n, n]: per layer the
  * head mean W, then Â = (W + I) with every row renormalised to sum 1, then R₁ = Â₁, R_l = Â_l · R_{l−1}.
  * Returns [R₁, …, R_L], each [n, n]: R_l[i, j] is how much of token j reaches position i after layer l.
@@ -56,26 +79,13 @@ export function rollout(layers, H, n) {
     }
     const A = new Float64Array(n * n);
     for (let i = 0; i < n; i++) {
-      let sum = 0;
       for (let j = 0; j < n; j++) {
         let s = i === j ? 1 : 0;
         for (let hd = 0; hd < H; hd++) s += w[hd * n * n + i * n + j] / H;
         A[i * n + j] = s;
-        sum += s;
       }
-      for (let j = 0; j < n; j++) A[i * n + j] /= sum; // sum ≥ 1: the identity was added
     }
-    if (R) {
-      const next = new Float64Array(n * n);
-      for (let i = 0; i < n; i++) {
-        for (let k = 0; k < n; k++) {
-          const a = A[i * n + k];
-          if (a === 0) continue;
-          for (let j = 0; j < n; j++) next[i * n + j] += a * R[k * n + j];
-        }
-      }
-      R = next;
-    } else R = A;
+    R = rolloutStep(R, A, n);
     out.push(Float32Array.from(R));
   });
   return out;

@@ -34,6 +34,8 @@ import {
   needsModel, fileInput, fileModel, shownLayerHeld,
 } from './panels/file.js';
 import { createFiles } from './files.js';
+import { streamedRollout, streamedModel } from './panels/file-stream.js';
+import { connectFileStream, streamedValue } from './attnfile-client.js';
 import { compare, lastComparison } from './panels/compare.js';
 import { createInside } from './panels/inside.js';
 import { translate } from './panels/translate.js';
@@ -89,7 +91,7 @@ const compute = createCompute({
 
 // a trace read from an attention file has weights only: the panels that need the model say so (web/panels/file.js)
 const panels = [fileInput(input), example, shortOnly(needsModel(embeddings, 'embeddings'), 'embeddings'), shortOnly(needsModel(positional, 'positional-view'), 'positional-view'), rope,
-  longAttention(shownLayerHeld(attention)), shortOnly(needsModel(causal, 'causal-view'), 'causal-view'), translate, shortOnly(needsModel(steps, 'steps'), 'steps'), longModel(fileModel(model)), shortOnly(shownLayerHeld(compare), 'compare-view')];
+  longAttention(shownLayerHeld(streamedRollout(attention))), shortOnly(needsModel(causal, 'causal-view'), 'causal-view'), translate, shortOnly(needsModel(steps, 'steps'), 'steps'), longModel(streamedModel(fileModel(model))), shortOnly(shownLayerHeld(compare), 'compare-view')];
 // (a long input's trace — web/long.js — holds summaries and the heads on screen: web/panels/long.js; only decoders run long, so the translation panel needs no wrapper)
 const scheduler = createScheduler(panels, {
   context,
@@ -106,6 +108,7 @@ const scheduler = createScheduler(panels, {
   newer: () => compute.newer(),
 });
 
+connectFileStream(compute); // a big attention file's rollout, model view and flow, streamed (web/attnfile-client.js)
 const inside = createInside({ compute, state }); // panel 9: on demand, in the worker (web/inside-work.js)
 const flow = createFlow({ compute, state, trace: () => data.trace, whenComplete }); // panel 9b: flow and the Q/K map
 const tint = createHeadTint({ compute, state }); // the model view coloured by a head detector
@@ -301,6 +304,8 @@ Object.defineProperty(window, '__attnscope', {
     get family() { return family.snapshot(); },
     /** the compare panel's last comparison: { result: { mode, labels, U, a, b, diff } | null, error } */
     get compare() { return lastComparison(); },
+    /** a big attention file's streamed rollout / model view / means (web/attnfile-client.js), or undefined */
+    streamed: (op, layer) => (data.trace?.file ? streamedValue(data.trace.file, { op, layer }) : undefined),
     defaults: DEFAULTS,
     /** test hook: the compute worker dies of an uncaught error, as in a crash (the page restarts it) */
     crashWorker: () => compute.crash(),

@@ -6,7 +6,8 @@
 // A file whose weights fit in HOLD bytes as float32 is read whole when it opens (so every head is checked before the
 // page shows it, and every view that needs all layers works); a bigger one (32 layers x 32 heads x 1024 tokens is
 // 4 GiB as F32) is read one layer at a time, head by head, when that layer is shown: its trace holds the shown layer
-// only, and the views that need every layer at once (model view, rollout, words) say so.
+// only, and what needs every layer (rollout, flow, the model view and its export) streams the file head by head on
+// request (web/attnfile-stream.js, kept per file here). Words merge the shown layer.
 
 /** Float32 bytes of weights held for a whole file; above it, one layer at a time. */
 export const HOLD = 192 * 2 ** 20;
@@ -19,7 +20,8 @@ const layerBytes = (f, ly) => 4 * f.n * (f.n * ly.numHeads + (ly.crossHeads ? f.
 export class AttentionFiles {
   constructor(as) {
     this.as = as;
-    this.open_ = null; // { f, name, size, whole, cache: Map(layer → { attention, cross? }) }
+    this.open_ = null; // { f, id, name, size, whole, cache: Map(layer → { attention, cross? }), rollout?, model? }
+    this.opened = 0;
   }
 
   /**
@@ -30,15 +32,19 @@ export class AttentionFiles {
     if (typeof this.as.openAttentionFile !== 'function') throw new Error('this build of attnscope cannot read attention files (no as.openAttentionFile)');
     const f = await this.as.openAttentionFile(file);
     const bytes = f.layers.reduce((s, ly) => s + layerBytes(f, ly), 0);
-    const next = { f, name: file.name ?? '', size: file.size, whole: bytes <= HOLD, cache: new Map(), bytes };
+    const next = { f, id: this.opened + 1, name: file.name ?? '', size: file.size, whole: bytes <= HOLD, cache: new Map(), bytes };
     try {
       for (let l = 0; l < (next.whole ? f.layers.length : 1); l++) next.cache.set(l, await readLayer(f, l));
     } catch (err) {
       f.close();
       throw err;
     }
-    this.open_?.f.close();
+    if (this.open_) {
+      this.open_.f.close();
+      this.open_.closed = true; // a stream still reading it stops (web/attnfile-stream.js)
+    }
     this.open_ = next;
+    this.opened = next.id;
     return this.info();
   }
 
@@ -50,6 +56,11 @@ export class AttentionFiles {
       name: o.name, size: o.size, model: o.f.model ?? null, n: o.f.n, m: o.f.sourceTokens?.length ?? 0,
       numLayers: o.f.layers.length, numHeads: o.f.numHeads, whole: o.whole, bytes: o.bytes,
     };
+  }
+
+  /** The open file's reader and what is kept of it (web/attnfile-stream.js reads through it), or null. */
+  current() {
+    return this.open_;
   }
 
   /** One layer's weights, read (or kept) for a big file. */
@@ -85,7 +96,10 @@ export class AttentionFiles {
     }
     const trace = {
       tokens: [...f.tokens], n: f.n, numHeads: f.numHeads, layers, complete: true,
-      file: { name: o.name, size: o.size, model: f.model ?? null, whole: o.whole, bytes: o.bytes },
+      file: {
+        id: o.id, name: o.name, size: o.size, model: f.model ?? null, whole: o.whole, bytes: o.bytes,
+        heads: f.layers.map((ly) => ly.numHeads), crossHeads: f.layers.map((ly) => ly.crossHeads ?? 0),
+      },
       config: { architecture: 'file' },
     };
     if (f.sourceTokens) trace.source = { tokens: [...f.sourceTokens], n: f.sourceTokens.length };

@@ -11,6 +11,7 @@ import {
   figureOf, figureSvg, figureRaster, toCsv, toJson, gridRaster,
 } from './render/index.js';
 import { gridSvg } from './render/grid.js';
+import { stream } from './attnfile-client.js';
 
 /** Downloads `blob` as `name` (also the inside panel's exports). */
 export function download(blob, name, keepMs) {
@@ -48,6 +49,10 @@ export function downloadData(format, file, value) {
 export function exportView(trace, traceState, state, view, format, attention = 'self') {
   if (!trace?.layers?.length) return;
   if (attention !== 'self' && !trace.source) return;
+  if (view === 'overview' && trace.file && !trace.file.whole) {
+    exportStreamedOverview(trace, format, attention);
+    return;
+  }
   // a big attention file holds one layer; a file's layers may differ in head count: no grid of every layer then
   if (view === 'overview' && trace.layers.some((ly) => ly.attention.weights?.length !== trace.layers[0].attention.weights?.length)) return;
   const n = trace.n;
@@ -62,6 +67,33 @@ export function exportView(trace, traceState, state, view, format, attention = '
     for (const p of f.panels) p.values = filterLinks(p.values, f.rows, f.cols, { threshold: state.thr, topK: state.topk }).values;
   }
   exportFigure(f, format, `attnscope-${view}${attention === 'self' ? '' : `-${attention}`}${view === 'overview' ? '' : `-layer${layer}`}.${format}`);
+}
+
+/** "t3…t10": the tokens of block `b` (tokens [b·s, (b+1)·s)) of a pooled map. */
+const blockLabel = (tokens, b, s) => (s === 1 ? tokens[b] : `${tokens[b * s]}…${tokens[Math.min(tokens.length, (b + 1) * s) - 1]}`);
+
+/**
+ * The every-layer × head export of an attention file too big to hold: not its weights (4 GiB as F32 is not a CSV or
+ * JSON a tab can write) but the model view it streams (web/attnfile-stream.js, read head by head when not yet read):
+ * each head's block-max thumbnail, rows and columns labelled by the token blocks they pool, in any format.
+ */
+function exportStreamedOverview(trace, format, attention) {
+  if (attention === 'encoder') return;
+  stream(trace.file, { op: 'model' }).then((v) => {
+    const sec = v.sections.find((x) => x.key === attention);
+    if (!sec) return;
+    const s = v.stride;
+    const rows = Array.from({ length: sec.tn }, (_, b) => blockLabel(trace.tokens, b, s));
+    const cols = attention === 'cross' ? Array.from({ length: sec.tm }, (_, b) => blockLabel(trace.source.tokens, b, s)) : rows;
+    const pooled = {
+      tokens: rows, n: sec.tn,
+      layers: sec.thumbs.map((w) => (attention === 'cross' ? { attention: { weights: new Float32Array(sec.H * sec.tn * sec.tn) }, cross: { weights: w } } : { attention: { weights: w } })),
+      source: attention === 'cross' ? { tokens: cols, n: sec.tm } : undefined,
+    };
+    const model = `${trace.file.name}${s > 1 ? ` (block max ${s}×${s})` : ''}`;
+    const f = figureOf(pooled, { view: 'overview', attention, model });
+    exportFigure(f, format, `attnscope-overview${attention === 'self' ? '' : `-${attention}`}.${format}`);
+  }, () => {}); // a refused head or a cancel: the model view says why
 }
 
 /**

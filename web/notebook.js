@@ -21,12 +21,19 @@ function floats(b64) {
 
 /**
  * Draws into `host` (an element of the output cell) from `data` = { tokens, layers: [base64 float32 [heads, n, n]],
- * layer, heads: 'all' | number[], agg: 'heads' | 'mean' | 'max' | 'rollout', lang, css, width }. Returns the trace.
+ * sourceTokens?, cross?: [base64 float32 [heads, n, m]], layer, heads: 'all' | number[], agg: 'heads' | 'mean' | 'max' |
+ * 'rollout', lang, css, width }. Returns the trace.
  */
 export function show(host, data) {
   setLanguage(data.lang ?? 'en');
   const n = data.tokens.length;
   const trace = { tokens: data.tokens, n, layers: data.layers.map((b) => ({ attention: { weights: floats(b) } })), complete: true };
+  // cross-attention (attnscope.show(..., cross_attentions=, source_tokens=)): drawn under the self-attention of each
+  // layer and as its own model-view grid, as the page draws an attention file's
+  if (data.cross && data.sourceTokens) {
+    trace.source = { tokens: data.sourceTokens, n: data.sourceTokens.length };
+    data.cross.forEach((b, l) => { trace.layers[l].cross = { weights: floats(b) }; });
+  }
   trace.numHeads = Math.max(...trace.layers.map((ly) => ly.attention.weights.length / (n * n)));
   const root = host.attachShadow ? host.attachShadow({ mode: 'open' }) : host;
   const box = h('div', { class: 'attnscope-notebook', lang: data.lang ?? 'en' });
@@ -49,7 +56,7 @@ export function show(host, data) {
       onSelect: (i) => { state.token = i; draw(); },
     }));
     if (uniform && data.overview !== false) {
-      const { H: H0, sections } = modelSections(trace, { self: t('model.self'), encoder: '', decoder: '', cross: '' });
+      const { H: H0, sections } = modelSections(trace, { self: t('model.self'), encoder: '', decoder: t('model.decoder'), cross: t('model.cross') });
       parts.push(modelView({ sections, width, layer, heads: [...Array(H0).keys()], onOpen: (l, hd) => { state.layer = l; state.heads = [hd]; draw(); } }));
     }
     replace(box, parts);

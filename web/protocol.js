@@ -12,12 +12,13 @@
 export const KINDS = Object.freeze({
   run: ['state', 'need'], // the trace for a state: { all, full } narrows it to what is drawn (web/pipeline.js)
   openFile: ['file'], // the user's attention file (a File, read in the worker with Blob.slice, never sent anywhere) → its summary
+  fileStream: ['args'], // a big attention file streamed head by head (web/attnfile-stream.js): { op: rollout | model | means, layer }
   load: ['files'], // the user's checkpoint (File objects, read in the worker, never sent anywhere) → its config
   next: ['state', 'position', 'ids', 'end', 'topK'], // a causal model's next-token top-k after one position
   generate: ['state', 'maxNewTokens'], // greedy continuation → { text, tokens, ids, stoppedAtEnd }
   heldout: ['name'], // a bundled model's held-out score, measured in the worker
   inside: ['state', 'op', 'args'], // looking inside (web/inside-work.js): lens, ablate, sweep, patch → its result
-  cancel: ['target'], // stop the request with id `target` (a checkpoint load or an inside sweep: it rejects with an AbortError); no answer
+  cancel: ['target'], // stop the request with id `target` (a checkpoint load, an inside sweep, a file stream: it rejects with an AbortError); no answer
   rope: ['args'], // as.ropeExplain(args): the RoPE panel's numbers (issue 28)
   translate: ['state', 'options'], // an encoder–decoder's target for the text and its cross-attention (web/translate-work.js)
   pair: ['text', 'picks'], // the english vs english-rope switch (web/pair-work.js): one head of each on the text

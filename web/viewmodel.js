@@ -113,12 +113,15 @@ function perHead(fn, w, H, rows, cols) {
 export function modelSections(trace, titles) {
   const n = trace.n;
   const H = trace.layers[0].attention.weights.length / (n * n);
-  const section = (key, title, weights, rows, cols, open) => ({
-    key, title, weights, H, n: rows, m: cols, open,
-    entropy: weights.map((w) => perHead(headEntropy, w, H, rows, cols)),
-    distance: rows === cols && key !== 'cross' ? weights.map((w) => perHead(headDistance, w, H, rows, cols)) : null,
-    sink: weights.map((w) => perHead(headSink, w, H, rows, cols)), // share of each head's weight on the first key
-  });
+  const section = (key, title, weights, rows, cols, open) => {
+    const Hs = weights[0].length / (rows * cols); // cross-attention may have its own head count (an attention file's)
+    return {
+      key, title, weights, H: Hs, n: rows, m: cols, open,
+      entropy: weights.map((w) => perHead(headEntropy, w, Hs, rows, cols)),
+      distance: rows === cols && key !== 'cross' ? weights.map((w) => perHead(headDistance, w, Hs, rows, cols)) : null,
+      sink: weights.map((w) => perHead(headSink, w, Hs, rows, cols)), // share of each head's weight on the first key
+    };
+  };
   const sections = [];
   const src = trace.source;
   if (src?.layers) sections.push(section('encoder', titles.encoder, src.layers.map((ly) => ly.attention.weights), src.n, src.n, false));

@@ -8,6 +8,7 @@ import * as msg from './protocol.js';
 import { insideWork } from './inside-work.js';
 import { translateWork } from './translate-work.js';
 import { pairWork } from './pair-work.js';
+import { fileStreamWork } from './attnfile-stream.js';
 
 let ready = null;
 
@@ -49,6 +50,7 @@ const WORK = {
   run: (p, r) => p.run(r.state, r.need),
   load: (p, r, onProgress, signal) => p.loadCheckpoint(r.files, onProgress, signal),
   openFile: (p, r) => p.files.open(r.file),
+  fileStream: (p, r, onProgress, signal) => fileStreamWork(p.files, r.args, onProgress, signal),
   heldout: (p, r, onProgress) => p.heldout(r.name, onProgress),
   next: (p, r) => p.nextAt(r.state, r.position, r.ids, r.end, r.topK),
   generate: (p, r) => p.generate(r.state, r.maxNewTokens),

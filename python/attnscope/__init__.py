@@ -92,6 +92,16 @@ def _layer(x, what, batch_index, rows, cols, cols_name):
     return shape[0], flat
 
 
+def _cross(cross_attentions, source_tokens, count, batch_index, n):
+    """(source tokens, [(heads, flat [heads, n, m])] per layer) of the cross-attentions, checked against count layers."""
+    source_tokens = _tokens(source_tokens, "source_tokens")
+    cross = list(cross_attentions)
+    if len(cross) != count:
+        _fail("cross_attentions has %d layers, attentions %d" % (len(cross), count))
+    return source_tokens, [_layer(c, "cross_attentions[%d]" % i, batch_index, n, len(source_tokens), "source tokens")
+                           for i, c in enumerate(cross)]
+
+
 def _bf16_bits(bits):
     """float32 bits -> bfloat16 bits, rounded to nearest even (as torch's .to(torch.bfloat16)); NaN stays NaN."""
     if (bits & 0x7F800000) == 0x7F800000 and (bits & 0x7FFFFF):
@@ -159,13 +169,9 @@ def save(path, attentions, tokens, source_tokens=None, model=None, batch_index=0
         heads, flat = _layer(a, "attentions[%d]" % i, batch_index, n, n, "keys")
         tensors.append(("attentions.%d" % i, [heads, n, n], flat))
     if cross_attentions is not None:
-        source_tokens = _tokens(source_tokens, "source_tokens")
+        source_tokens, cross = _cross(cross_attentions, source_tokens, len(layers), batch_index, n)
         m = len(source_tokens)
-        cross = list(cross_attentions)
-        if len(cross) != len(layers):
-            _fail("cross_attentions has %d layers, attentions %d" % (len(cross), len(layers)))
-        for i, c in enumerate(cross):
-            heads, flat = _layer(c, "cross_attentions[%d]" % i, batch_index, n, m, "source tokens")
+        for i, (heads, flat) in enumerate(cross):
             tensors.append(("cross_attentions.%d" % i, [heads, n, m], flat))
     if source_tokens is not None:
         meta["source_tokens"] = json.dumps(_tokens(source_tokens, "source_tokens"), ensure_ascii=False)
@@ -275,13 +281,16 @@ def show(attentions, tokens, layer=0, head="mean", source_tokens=None, cross_att
 
     The static heatmap (an inline SVG, no script): one layer, queries down, keys across, viridis scaled to the shown
     matrix's largest weight, each cell's weight in its tooltip. head: a head index or 'mean' (over the layer's heads).
-    With cross_attentions (and source_tokens) the cross-attention is shown (static only). lang: 'en' or 'zh-CN'.
+    With cross_attentions (and source_tokens) the static heatmap shows the cross-attention, and the interactive view
+    draws it under each layer's self-attention (target x source maps and lines) and as its own model-view grid, as
+    the page draws an attention file's. lang: 'en' or 'zh-CN'.
     Arguments as save()'s; attention files are read with load() and shown from its layers' values."""
     try:
         static = _show(attentions, tokens, layer, head, source_tokens, cross_attentions, batch_index, cell)
-        if not interactive or cross_attentions is not None:
+        if not interactive:
             return static
-        return _interactive(static, attentions, tokens, layer, head, batch_index, lang, width)
+        return _interactive(static, attentions, tokens, layer, head, batch_index, lang, width, source_tokens,
+                            cross_attentions)
     except ValueError as e:  # the shared checks speak for save(): name the function called
         raise ValueError(str(e).replace("attnscope.save: ", "attnscope.show: ", 1)) from None
 
@@ -289,7 +298,8 @@ def show(attentions, tokens, layer=0, head="mean", source_tokens=None, cross_att
 _VIEWER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "viewer")
 
 
-def _interactive(static, attentions, tokens, layer, head, batch_index, lang, width):
+def _interactive(static, attentions, tokens, layer, head, batch_index, lang, width, source_tokens=None,
+                 cross_attentions=None):
     """The viewer's script and the data around the static heatmap (which the script's shadow root covers)."""
     try:
         with open(os.path.join(_VIEWER, "viewer.js"), encoding="utf-8") as f:
@@ -310,6 +320,9 @@ def _interactive(static, attentions, tokens, layer, head, batch_index, lang, wid
         layers.append(base64.b64encode(_encode(flat, "F32")).decode("ascii"))
     data = {"tokens": tokens, "layers": layers, "layer": layer % len(layers), "lang": lang, "width": int(width),
             "agg": "mean" if head == "mean" else "heads", "heads": "all" if head == "mean" else [head], "css": css}
+    if cross_attentions is not None:
+        data["sourceTokens"], cross = _cross(cross_attentions, source_tokens, len(layers), batch_index, n)
+        data["cross"] = [base64.b64encode(_encode(flat, "F32")).decode("ascii") for _, flat in cross]
     uid = "attnscope-%s" % uuid.uuid4().hex
     safe = lambda text: text.replace("</", "<\\/")  # noqa: E731  (no "</script>" inside the script)
     return AttentionHTML(

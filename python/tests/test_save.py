@@ -140,6 +140,20 @@ class ShowTest(unittest.TestCase):
         self.assertEqual([float(c[3]) for c in one], [0.25, 0.75, 1.0, 0.0])
         self.assertEqual(one[3][0], "#440154")  # zero: viridis' bottom
 
+    @unittest.skipUnless(os.path.exists(os.path.join(os.path.dirname(attnscope.__file__), "viewer", "viewer.js")),
+                         "the notebook viewer is not built (node scripts/build-notebook.mjs)")
+    def test_interactive_cross_data(self):
+        # the viewer's data carries the source tokens and each layer's cross weights as float32 [heads, n, m]
+        import base64
+        h = attnscope.show([uniform(1, 2)], ["a", "b"], source_tokens=["x", "y", "z"],
+                           cross_attentions=[[[[0.5, 0.25, 0.25], [0.0, 0.0, 1.0]]]])
+        data = json.loads(h.html[h.html.rindex("attnscopeNotebook.show("):].split(", ", 1)[1].rsplit(");", 1)[0])
+        self.assertEqual(data["sourceTokens"], ["x", "y", "z"])
+        raw = base64.b64decode(data["cross"][0])
+        self.assertEqual(list(struct.unpack("<6f", raw)), [0.5, 0.25, 0.25, 0.0, 0.0, 1.0])
+        with self.assertRaisesRegex(ValueError, r"attnscope.show: cross_attentions has 2 layers, attentions 1"):
+            attnscope.show([uniform(1, 2)], ["a", "b"], source_tokens=["x"], cross_attentions=[uniform(1, 2, 1)] * 2)
+
     def test_cross_and_errors(self):
         h = attnscope.show([uniform(1, 2)], ["a", "b"], source_tokens=["x", "y", "z"],
                            cross_attentions=[uniform(1, 2, 3)], head=0)

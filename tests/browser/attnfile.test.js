@@ -170,12 +170,26 @@ test('dropped on its box, in 中文, on a phone: the file opens; axe-core finds 
   await page.close();
 });
 
-test('a file too big to hold (256 MiB as F32) is read one layer at a time, each head checked as it is read', async () => {
-  // 64 layers × 16 heads × 256 tokens: layer 0 uniform rows, layer 9's head 3 with a row summing to 1.2, the rest a
-  // hole (zeros: a fully masked query's row) — written sparse, so it takes a few MB of disk
+/** Rollout to each layer (Abnar & Zuidema 2020) in float64, written here from its definition: per layer the head mean
+ * W, Â = W + I with rows renormalised, R = Â_l ⋯ Â_0. `layers[l][hd]` is a head [N, N] (null: all zeros). */
+function rolloutRef(layers, N) {
+  let R = null;
+  for (const heads of layers) {
+    const A = Array.from({ length: N }, (_, i) => Array.from({ length: N }, (__, j) => (i === j ? 1 : 0)));
+    for (const w of heads) if (w) for (let i = 0; i < N; i++) for (let j = 0; j < N; j++) A[i][j] += w[i * N + j] / heads.length;
+    for (const row of A) { const s = row.reduce((x, y) => x + y, 0); row.forEach((v, j) => { row[j] = v / s; }); }
+    R = R ? A.map((row) => R[0].map((_, j) => row.reduce((s, a, k) => s + a * R[k][j], 0))) : A;
+  }
+  return R;
+}
+
+test('a file too big to hold (200 MiB as F32): a layer read when shown, rollout and the model view streamed head by head', async () => {
+  // 50 layers × 16 heads × 256 tokens: layer 0 uniform rows, layer 1 heads 0 and 1 the previous token, layer 2 head 2
+  // half on token 0 and half on itself, layer 9's head 3 with a row summing to 1.2, the rest a hole (zeros: a fully
+  // masked query's row) — written sparse, so it takes a few MB of disk
   const { mkdtempSync, openSync, writeSync, ftruncateSync, closeSync, rmSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
-  const L = 64; const H = 16; const N = 256;
+  const L = 50; const H = 16; const N = 256;
   const per = H * N * N * 4;
   const header = { __metadata__: { tokens: JSON.stringify(Array.from({ length: N }, (_, i) => `t${i}`)) } };
   for (let l = 0; l < L; l++) header[`attentions.${l}`] = { dtype: 'F32', shape: [H, N, N], data_offsets: [l * per, (l + 1) * per] };
@@ -188,27 +202,57 @@ test('a file too big to hold (256 MiB as F32) is read one layer at a time, each 
   const fd = openSync(file, 'w');
   writeSync(fd, Buffer.concat([len, json]));
   const base = 8 + json.length;
-  writeSync(fd, Buffer.from(new Float32Array(H * N * N).fill(1 / N).buffer), 0, per, base);
+  const at = (l, hd) => base + l * per + hd * N * N * 4;
+  const layers = Array.from({ length: 6 }, () => Array(H).fill(null)); // what layers 0…5 hold, for the reference
+  layers[0] = layers[0].map(() => new Float32Array(N * N).fill(1 / N));
+  writeSync(fd, Buffer.from(new Float32Array(H * N * N).fill(1 / N).buffer), 0, per, at(0, 0));
+  const prev = new Float32Array(N * N);
+  for (let i = 1; i < N; i++) prev[i * N + i - 1] = 1;
+  const half = new Float32Array(N * N);
+  half[0] = 1;
+  for (let i = 1; i < N; i++) { half[i * N] = 0.5; half[i * N + i] = 0.5; }
+  for (const [l, hd, w] of [[1, 0, prev], [1, 1, prev], [2, 2, half]]) {
+    layers[l][hd] = w;
+    writeSync(fd, Buffer.from(w.buffer), 0, w.byteLength, at(l, hd));
+  }
   const bad = new Float32Array(N).fill(0);
   bad[0] = 0.6; bad[1] = 0.6; // row 7 of layer 9, head 3 sums to 1.2
-  writeSync(fd, Buffer.from(bad.buffer), 0, N * 4, base + 9 * per + (3 * N * N + 7 * N) * 4);
+  writeSync(fd, Buffer.from(bad.buffer), 0, N * 4, at(9, 3) + 7 * N * 4);
   ftruncateSync(fd, base + L * per);
   closeSync(fd);
   try {
     const { page, rec } = await open('#lang=en');
     const msg = await choose(page, file);
-    assert.match(msg, /Opened lazy\.safetensors: 64 layers × 16 heads, 256 tokens \(256\.0 MB: read one layer at a time/);
+    assert.match(msg, /Opened lazy\.safetensors: 50 layers × 16 heads, 256 tokens \(200\.0 MB: read one layer at a time/);
     const held = await page.evaluate(() => window.__attnscope.trace.layers.map((ly) => !!ly.attention.weights));
     assert.deepEqual(held, held.map((_, l) => l === 0), 'the trace holds the shown layer only');
+    // the model view streams all 800 heads into block-max thumbnails; layer 10's head 3 is refused (its row 7), drawn
+    // blank and named, and every other head drawn
+    // (drawn off screen while idle, it waits for a click; drawn on screen, it reads at once)
     await page.evaluate(() => document.getElementById('panel-model').scrollIntoView());
-    await page.waitForFunction(() => /read one layer at a time, so the view of every layer at once/.test(document.getElementById('model-view').textContent));
+    await page.waitForSelector('#model-view [data-name="stream-start"], #model-view [data-name="file-stream"] progress, #model-view canvas.mv-canvas');
+    if (await page.locator('#model-view [data-name="stream-start"]').count()) {
+      assert.match(await page.textContent('#model-view [data-name="stream-start"]'), /Read the file head by head for the model view \(200 MB\)/);
+      await page.click('#model-view [data-name="stream-start"]');
+    }
+    await page.waitForSelector('#model-view canvas.mv-canvas[data-stride="8"]');
+    assert.match(await page.textContent('#model-view [data-name="model-refused"]'), /\(1: L10 H4\).*attentions\.9.*head 3.*row 7/);
     await page.evaluate(() => window.scrollTo(0, 0));
-    // layer 6: read when shown (zeros are valid rows)
+    // layer 6: read when shown (zeros are valid rows); rollout to it streamed from layers 1…6 against float64
     let runs = await page.evaluate(() => window.__attnscope.runs);
     await page.click('#attention-view .tab[data-layer="5"]');
     await settled(page, runs);
     assert.deepEqual(await page.evaluate(() => window.__attnscope.trace.layers.map((ly) => !!ly.attention.weights).flatMap((v, l) => (v ? [l] : []))), [5]);
     await page.screenshot({ path: path.join(SHOTS, 'attnfile-lazy.png') });
+    await page.selectOption('#agg', 'rollout');
+    await page.waitForSelector('#aggregate-view canvas[data-kind="aggregate"][data-agg="rollout"]');
+    const got = await page.evaluate(() => Array.from(window.__attnscope.streamed('rollout', 5).rollout));
+    const want = rolloutRef(layers, N);
+    let err = 0;
+    for (let i = 0; i < N; i++) for (let j = 0; j < N; j++) err = Math.max(err, Math.abs(got[i * N + j] - want[i][j]));
+    console.log(`# streamed rollout to layer 6 vs float64: max error ${err.toExponential(2)}`);
+    assert.ok(err <= 1e-6, `rollout: max |page − float64| = ${err}`);
+    await page.selectOption('#agg', 'heads');
     // layer 10: its head 3's row 7 is refused as it is read; the page keeps layer 6
     runs = await page.evaluate(() => window.__attnscope.runs);
     await page.click('#attention-view .tab[data-layer="9"]');
@@ -216,6 +260,33 @@ test('a file too big to hold (256 MiB as F32) is read one layer at a time, each 
     assert.match(await page.evaluate(() => window.__attnscope.error), /attentions\.9.*head 3.*row 7/);
     assert.deepEqual(await page.evaluate(() => window.__attnscope.trace.layers.map((ly) => !!ly.attention.weights).flatMap((v, l) => (v ? [l] : []))), [5]);
     rec.errors = rec.errors.filter((e) => !/attentions\.9/.test(e)); // the refused head is the error shown, not a fault
+    const mv = await page.evaluate(() => {
+      const v = window.__attnscope.streamed('model');
+      const s = v.sections[0];
+      return { stride: v.stride, L: s.thumbs.length, tn: s.tn, heads: [0, 1, 2].map((l) => Array.from(s.thumbs[l])), entropy: [0, 1].map((l) => Array.from(s.entropy[l])), refused: [s.entropy[9][3], s.entropy[9][2]] };
+    });
+    assert.deepEqual([mv.stride, mv.L, mv.tn], [8, 50, 32]);
+    const pool = (w) => { // block max of 8 × 8 cells, from the data written above
+      const out = new Float32Array(32 * 32);
+      if (w) for (let i = 0; i < N; i++) for (let j = 0; j < N; j++) out[(i >> 3) * 32 + (j >> 3)] = Math.max(out[(i >> 3) * 32 + (j >> 3)], w[i * N + j]);
+      return Array.from(out);
+    };
+    for (const l of [0, 1, 2]) {
+      for (let hd = 0; hd < H; hd++) assert.deepEqual(mv.heads[l].slice(hd * 1024, (hd + 1) * 1024), pool(layers[l][hd]), `thumbnail of layer ${l + 1} head ${hd + 1}`);
+    }
+    assert.ok(Math.abs(mv.entropy[0][0] - Math.log(N)) < 1e-5, 'a uniform head\'s entropy is ln 256');
+    assert.equal(mv.entropy[1][0], 0, 'a previous-token head\'s entropy is 0');
+    assert.ok(Number.isNaN(mv.refused[0]) && mv.refused[1] === 0, 'the refused head has no entropy; its neighbour (all zeros) has 0');
+    assert.match(await page.textContent('#model-view [data-name="model-streamed"]'), /block of cells \(block max\)/);
+    // the every-layer export of a big file: the model view's thumbnails (JSON here)
+    const [dl] = await Promise.all([page.waitForEvent('download'), page.click('button[data-export="overview"][data-format="json"]')]);
+    const ov = JSON.parse(readFileSync(await dl.path(), 'utf8'));
+    assert.equal(ov.panels.length, 50 * 16);
+    assert.deepEqual(ov.panels[16].shape, [32, 32]);
+    assert.deepEqual(ov.panels[16].values.flat(), pool(prev), 'the export holds layer 2 head 1\'s thumbnail');
+    assert.equal(ov.tokens[1], 't8…t15');
+    await page.evaluate(() => document.getElementById('panel-model').scrollIntoView());
+    await page.screenshot({ path: path.join(SHOTS, 'attnfile-lazy-model.png') });
     clean(rec);
     await page.close();
   } finally {

@@ -3,7 +3,8 @@
 // --execute --to html`, installed by scripts/setup.sh); the HTML it writes is opened in Chromium from disk, where
 // the output cell's script (attnscope's own views, bundled by scripts/build-notebook.mjs) draws the heatmaps. Their
 // values equal torch's (the float32 values the notebook wrote next to it), the model view is drawn, and no request
-// leaves the file. Run: node --test tests/browser/notebook.test.js
+// leaves the file. A second cell shows an encoder-decoder's cross-attention (source tokens): its target × source maps
+// hold torch's weights and the model view has a cross-attention grid. Run: node --test tests/browser/notebook.test.js
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -26,6 +27,11 @@ mask = torch.ones(n, n, dtype=torch.bool).triu(1)
 attentions = tuple(torch.softmax((torch.randn(1, 3, n, n, generator=g) * 2).masked_fill(mask, float("-inf")), dim=-1) for _ in range(2))
 json.dump({"tokens": tokens, "layers": [a[0].reshape(-1).tolist() for a in attentions]}, open(${JSON.stringify(path.join(dir, 'expected.json'))}, "w"))`,
   'out = attnscope.show(attentions, tokens, layer=1, head=0)\nprint(len(out.html))\nout',
+  // an encoder-decoder's outputs.cross_attentions [batch, heads, n, m] with the source's tokens: 2 layers, 2 heads
+  `source = ["Le", "▁chat", "▁dort", "</s>"]
+cross = tuple(torch.softmax(torch.randn(1, 2, n, len(source), generator=g) * 2, dim=-1) for _ in range(2))
+json.dump({"source": source, "cross": [c[0].reshape(-1).tolist() for c in cross]}, open(${JSON.stringify(path.join(dir, 'cross.json'))}, "w"))
+attnscope.show(attentions, tokens, layer=0, head=1, source_tokens=source, cross_attentions=cross)`,
 ];
 
 test('a notebook calling attnscope.show() runs in Jupyter; the HTML draws torch\'s weights offline', async () => {
@@ -57,6 +63,24 @@ test('a notebook calling attnscope.show() runs in Jupyter; the HTML draws torch\
     assert.equal(err, 0, 'the heatmap shows torch\'s float32 weights');
     const grid = await page.evaluate(() => document.querySelector('.attnscope-show').shadowRoot.querySelectorAll('.mv-grid').length);
     assert.equal(grid, 1, 'the model view of every layer × head');
+    // the cross-attention cell: layer 1, head 2's target × source map holds torch's weights; its own model-view grid
+    const cross = JSON.parse(readFileSync(path.join(dir, 'cross.json'), 'utf8'));
+    const drawn = await page.evaluate(() => {
+      const root = [...document.querySelectorAll('.attnscope-show')].filter((e) => e.shadowRoot)[1].shadowRoot; // the second output cell's view
+      const c = [...root.querySelectorAll('canvas[data-kind="cross"]')];
+      return {
+        maps: c.map((x) => ({ layer: Number(x.dataset.layer), head: Number(x.dataset.head), values: JSON.parse(x.dataset.values) })),
+        sections: [...root.querySelectorAll('canvas.mv-canvas')].map((x) => [x.dataset.section, x.dataset.n, x.dataset.m]),
+        text: root.textContent,
+      };
+    });
+    assert.deepEqual(drawn.maps.map((x) => [x.layer, x.head]), [[0, 1]], 'layer 1, head 2 of the cross-attention');
+    const m = cross.source.length;
+    const wantCross = cross.cross[0].slice(1 * 6 * m, 2 * 6 * m).map((v) => Math.fround(v));
+    assert.deepEqual(drawn.maps[0].values, wantCross, 'the cross-attention map shows torch\'s float32 weights');
+    assert.deepEqual(drawn.sections, [['self', '6', '6'], ['cross', '6', '4']], 'self- and cross-attention grids');
+    assert.match(drawn.text, /▁chat/);
+    console.log(`# notebook cross-attention: ${drawn.maps[0].values.length} weights equal torch's`);
     await page.screenshot({ path: path.join(SHOTS, 'notebook-output.png'), fullPage: true });
     clean(rec);
     await page.close();

@@ -22,7 +22,6 @@ register('en', {
   'attnfile.none': 'no attention file open',
   'attnfile.noModel': 'This trace was read from an attention file: it holds attention weights only, not the model, so this view (which needs the model\'s embeddings, projections or predictions) has nothing to show.',
   'attnfile.summary': '{name}: {n} tokens · {layers} · {heads} · model: {model} (read from an attention file: weights only)',
-  'attnfile.tooBig': 'This file\'s weights ({mb} MB as float32) are read one layer at a time, so the view of every layer at once (and rollout) is not drawn; pick a layer in the attention view above.',
   'attnfile.headCounts': 'This file\'s layers have different head counts ({counts}), so there is no grid of every layer × head; pick a layer in the attention view above.',
   'compare.panel': '6b · Compare two traces',
   'compare.note': 'Pin what the attention view shows (one head of the shown layer: the first selected head) as A, change the file, model or text, and pin B. Tokens are aligned by their characters where the two tokenizations differ: a span is the smallest run of text both cut at the same places (weights summed over a span\'s keys, averaged over its queries).',
@@ -230,4 +229,17 @@ register('en', {
   "long.thumbs": "Thumbnails: each pixel is the largest of the top {k} weights of its {s} rows that fall in its {s} columns (the rows' strongest links; the full maps are computed only for the heads opened above).",
   // --- coordinator: head detectors on long inputs ---
   "inside.detectorsLong": "This text has {n} tokens: the previous-token, duplicate-token and induction scores need every head's full map, which the page computes up to 512 tokens. The sink share below comes from the run's per-head summaries.",
+  // --- h29l: an attention file too big to hold, streamed head by head ---
+  'h29l.reading': 'Reading the file head by head for {what}…',
+  'h29l.rolloutTo': 'rollout to layer {l}',
+  'h29l.modelView': 'the model view',
+  'h29l.flow': 'attention flow',
+  'h29l.cancel': 'Cancel',
+  'h29l.again': 'Read again',
+  'h29l.cancelled': 'Stopped reading the file for {what}.',
+  'h29l.failed': 'Could not read the file for {what}: {message}',
+  'h29l.rolloutNote': 'Read from the file one head at a time (the file is too big to hold), over tokens.',
+  'h29l.pooled': 'This file ({mb} MB as float32) is too big to hold, so every head was read one at a time: each thumbnail pixel is the largest weight of a {s} × {s} block of cells (block max); entropy, distance and first-key share are of the full heads. The every-layer export gives these thumbnails.',
+  'h29l.refused': 'Heads the check refused, drawn blank ({count}: {heads}): {message}',
+  'h29l.start': 'Read the file head by head for {what} ({mb} MB)',
 });

@@ -22,7 +22,6 @@ register('zh-CN', {
   'attnfile.none': '没有打开注意力文件',
   'attnfile.noModel': '此轨迹读自注意力文件：它只含注意力权重，不含模型，因此这个视图（需要模型的嵌入、投影或预测）没有可显示的内容。',
   'attnfile.summary': '{name}：{n} 个词元 · {layers} · {heads} · 模型：{model}（读自注意力文件：仅权重）',
-  'attnfile.tooBig': '此文件的权重（按 float32 计 {mb} MB）一次读取一层，因此不绘制所有层的总览（以及 rollout）；请在上方注意力视图中选择一层。',
   'attnfile.headCounts': '此文件各层的头数不同（{counts}），因此没有所有层 × 头的网格；请在上方注意力视图中选择一层。',
   'compare.panel': '6b · 比较两条轨迹',
   'compare.note': '将注意力视图所示内容（当前层的一个头：第一个选中的头）固定为 A，更换文件、模型或文本后固定 B。两种分词不同时按字符对齐词元：一个片段是两者在相同位置切分的最短文本（键方向求和，查询方向取平均）。',
@@ -222,4 +221,17 @@ register('zh-CN', {
   "long.thumbs": "缩略图：每个像素是它所含 {s} 行各自前 {k} 大的权重中、落在它所含 {s} 列里的最大值（即各行最强的连接；完整的注意力图只为上方打开的头计算）。",
   // --- coordinator: head detectors on long inputs ---
   "inside.detectorsLong": "这段文本有 {n} 个词元：前一词元、重复词元和归纳分数需要每个头的完整注意力图，页面只在 512 个词元以内计算。下面的汇聚份额来自本次运行的逐头摘要。",
+  // --- h29l: an attention file too big to hold, streamed head by head ---
+  'h29l.reading': '正在逐个头读取文件，用于{what}…',
+  'h29l.rolloutTo': '到第 {l} 层的注意力展开',
+  'h29l.modelView': '模型视图',
+  'h29l.flow': '注意力流',
+  'h29l.cancel': '取消',
+  'h29l.again': '重新读取',
+  'h29l.cancelled': '已停止为{what}读取文件。',
+  'h29l.failed': '无法为{what}读取文件：{message}',
+  'h29l.rolloutNote': '文件太大无法整个保存，因此逐个头从文件读取，按词元计算。',
+  'h29l.pooled': '此文件（按 float32 计 {mb} MB）太大无法整个保存，因此逐个头读取：每个缩略图像素是 {s} × {s} 个单元格块中的最大权重（块最大值）；熵、距离和首个键的份额按完整的头计算。所有层的导出给出这些缩略图。',
+  'h29l.refused': '检查未通过的头以空白显示（{count} 个：{heads}）：{message}',
+  'h29l.start': '逐个头读取文件，用于{what}（{mb} MB）',
 });

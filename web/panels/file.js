@@ -1,7 +1,7 @@
 // Panels for a trace read from an attention file (layer: web): a file holds weights only, so the panels that need
 // the model (embeddings, positional encoding, step by step, causal decoding) say so instead of drawing, the text
-// panel shows the file's tokens and what it holds, and the model view of a file too big to hold whole says why it
-// is not drawn. Each wrapper leaves the panel as it was for every other trace.
+// panel shows the file's tokens and what it holds, and the model view of a file whose layers differ in head count says
+// why it is not drawn. Each wrapper leaves the panel as it was for every other trace.
 import { $, h, replace } from '../dom.js';
 import { t } from '../i18n.js';
 import { tokensView } from '../views/tokens.js';
@@ -57,14 +57,14 @@ export function fileInput(panel) {
 }
 
 /**
- * Why the model view cannot draw a file's trace, or null: a file too big to hold whole is read one layer at a time,
- * and a grid of every layer × head needs one head count (a file's layers may differ).
+ * Why the model view cannot draw a file's trace, or null: a grid of every layer × head needs one head count (a file's
+ * layers may differ).
  */
 export function noGrid(trace) {
   const f = trace?.file;
   if (!f) return null;
-  if (!f.whole) return t('attnfile.tooBig', { mb: Math.round(f.bytes / 2 ** 20) });
-  const counts = trace.layers.map((ly) => ly.attention.weights.length / (trace.n * trace.n));
+  // a file too big to hold is streamed head by head (web/panels/file-stream.js): its head counts are the file's
+  const counts = f.whole ? trace.layers.map((ly) => ly.attention.weights.length / (trace.n * trace.n)) : f.heads;
   return counts.every((c) => c === counts[0]) ? null : t('attnfile.headCounts', { counts: counts.join(', ') });
 }
 

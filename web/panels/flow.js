@@ -13,6 +13,7 @@ import { heatmapGrid } from '../render/index.js';
 import { heatmap } from '../views/heatmap.js';
 import { qkScatter } from '../views/qkmap.js';
 import { FLOW_MAX_TOKENS } from '../flow-work.js';
+import { stream, stopStream } from '../attnfile-client.js';
 
 /** Each layer's weights as [n, n] head means, or null when some layer's are not all here (a big file read per layer). */
 function headMeans(trace) {
@@ -33,6 +34,27 @@ export function createFlow({ compute, state, trace, whenComplete }) {
   const box = (name) => root.querySelector(`[data-box="${name}"]`);
   const results = {}; // flow, qk: the last of each
   let running = null;
+  let stopFile = null; // stops a big attention file's head means being read
+
+  /** A big attention file's head means of every layer, read head by head in the worker (web/attnfile-stream.js). */
+  async function fileMeans(file) {
+    box('flow-status').textContent = t('h29l.reading', { what: t('h29l.flow') });
+    const bar = box('flow-progress');
+    bar.hidden = false;
+    bar.value = 0;
+    box('flow-cancel').hidden = false;
+    stopFile = () => stopStream(file, { op: 'means' });
+    try {
+      return (await stream(file, { op: 'means' }, (f) => { bar.value = f; })).means;
+    } catch (e) {
+      box('flow-status').textContent = e.name === 'AbortError' ? t('inside.cancelled') : t('inside.failed', { message: e.message });
+      return null;
+    } finally {
+      bar.hidden = true;
+      box('flow-cancel').hidden = true;
+      stopFile = null;
+    }
+  }
 
   async function call(name, op, args, progress) {
     box(`${name}-status`).textContent = t('inside.working');
@@ -72,8 +94,9 @@ export function createFlow({ compute, state, trace, whenComplete }) {
       const tr = trace();
       const n = tr?.n ?? 0;
       if (n > FLOW_MAX_TOKENS) { box('flow-status').textContent = t('flow.tooLong', { n, max: FLOW_MAX_TOKENS }); return; }
-      const means = tr && headMeans(tr);
-      if (!means) { box('flow-status').textContent = t('flow.needLayers'); return; }
+      const held = tr && headMeans(tr);
+      const means = held ?? (tr?.file && !tr.file.whole ? await fileMeans(tr.file) : null);
+      if (!means) { if (!tr?.file) box('flow-status').textContent = t('flow.needLayers'); return; }
       const v = await call('flow', 'flow', { layers: means, n }, true);
       if (!v) return;
       const flowNormalized = new Float32Array(n * n);
@@ -169,6 +192,7 @@ export function createFlow({ compute, state, trace, whenComplete }) {
     else if (b.id === 'flow-run') flow();
     else if (b.id === 'qk-run') qk();
     else if (b.dataset.cancel && running) compute.cancel(running);
+    else if (b.dataset.cancel && stopFile) stopFile();
   });
 
   return {

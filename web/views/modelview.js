@@ -41,7 +41,11 @@ export function modelView(o) {
 
 /** One section's canvas of L × H thumbnails with labels, hover and click. */
 function grid(sec, o, named) {
-  const { n, m, H } = sec;
+  const { H } = sec;
+  // sec.pooled { n, m, stride }: the weights are already block-max pooled (an attention file too big to hold,
+  // web/attnfile-stream.js); n and m are then the pooled sides, sec.n and sec.m still the tokens
+  const n = sec.pooled?.n ?? sec.n;
+  const m = sec.pooled?.m ?? sec.m;
   const L = sec.weights.length;
   // a thumbnail is at most 96 CSS px wide, so a tile keeps at most MAX_TILE pixels a side: above that, each
   // pixel is the largest weight of an s × s block of cells (max pooling keeps thin diagonals and single
@@ -65,8 +69,8 @@ function grid(sec, o, named) {
   // own largest weight (so a diffuse head still shows its pattern); gaps white
   const canvas = h('canvas', {
     class: 'mv-canvas', tabindex: 0, role: 'img',
-    'aria-label': t(open ? 'model.gridAriaOpen' : 'model.gridAria', { title: sec.title, L, H, n, m }),
-    dataset: { section: sec.key, layers: L, heads: H, n, m, gap, stride: s },
+    'aria-label': t(open ? 'model.gridAriaOpen' : 'model.gridAria', { title: sec.title, L, H, n: sec.n, m: sec.m }),
+    dataset: { section: sec.key, layers: L, heads: H, n: sec.n, m: sec.m, gap, stride: sec.pooled?.stride ?? s },
   });
   canvas.width = cw;
   canvas.height = chh;
@@ -211,7 +215,7 @@ export function metricTable(sec, name, title, values, digits, o) {
   const H = sec.H;
   let lo = Infinity;
   let hi = -Infinity;
-  for (const row of values) for (const v of row) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+  for (const row of values) for (const v of row) if (Number.isFinite(v)) { lo = Math.min(lo, v); hi = Math.max(hi, v); } // NaN: a head not read
   if (!(hi > lo)) hi = lo + 1;
   const tbl = h('table', { class: 'matrix metric', dataset: { metric: name, section: sec.key } });
   tbl.append(h('thead', {}, h('tr', {}, h('th'), Array.from({ length: H }, (_, hd) => h('th', { scope: 'col', text: `H${hd + 1}` })))));
