@@ -307,6 +307,8 @@ Object.defineProperty(window, '__attnscope', {
     /** a big attention file's streamed rollout / model view / means (web/attnfile-client.js), or undefined */
     streamed: (op, layer) => (data.trace?.file ? streamedValue(data.trace.file, { op, layer }) : undefined),
     defaults: DEFAULTS,
+    /** the compute worker's module memory, as.memoryStats(): { heapSize, allocated, … } (bench/page_soak.mjs) */
+    memory: () => compute.call('memory', {}).then((r) => r.value),
     /** test hook: the compute worker dies of an uncaught error, as in a crash (the page restarts it) */
     crashWorker: () => compute.crash(),
   }),

@@ -22,6 +22,7 @@ export const KINDS = Object.freeze({
   rope: ['args'], // as.ropeExplain(args): the RoPE panel's numbers (issue 28)
   translate: ['state', 'options'], // an encoder–decoder's target for the text and its cross-attention (web/translate-work.js)
   pair: ['text', 'picks'], // the english vs english-rope switch (web/pair-work.js): one head of each on the text
+  memory: [], // the module's as.memoryStats() (wasm heap size and bytes allocated): the page soak (bench/page_soak.mjs)
   crash: [], // a test hook (window.__attnscope.crashWorker): the worker dies of an uncaught error; never sent otherwise
 });
 

@@ -58,6 +58,7 @@ const WORK = {
   rope: (p, r) => p.as.ropeExplain(r.args),
   translate: (p, r) => translateWork(p, r.state, r.options),
   pair: (p, r) => pairWork(p, r.text, r.picks),
+  memory: (p) => p.as.memoryStats(),
   crash: () => new Promise(() => {
     // an uncaught error, as a crash gives: the page restarts the worker (web/compute.js); never answered
     setTimeout(() => { throw new Error('the compute worker was made to crash (test hook)'); });
