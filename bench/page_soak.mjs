@@ -7,6 +7,8 @@
 // after: the page's JS heap after a forced garbage collection (CDP Runtime.getHeapUsage), the compute worker's wasm
 // heap (its module's memoryStats: heapSize and allocated bytes, window.__attnscope.memory()), and every console
 // error or uncaught exception on the way. Printed as a Markdown table.
+// The warm-up visits every model once first: the page keeps each bundled model it loaded, and the module's memory
+// grows to its high-water mark (it never shrinks), so flat means no growth after that; a sample at each quarter shows it.
 // Usage: npm run soak:page [-- --keys 1000 --switches 100 --files 50 --seed 31]
 import { readFileSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -99,15 +101,15 @@ async function keystrokes(k) {
   }
   await quiet();
 }
-async function switchModel() {
-  const to = targets[int(targets.length)];
+async function switchModel(pick = null) {
+  const to = pick ?? targets[int(targets.length)];
   const before = await runs();
   if (to === 'checkpoint') {
     if (await page.inputValue('#model') !== 'checkpoint') await page.selectOption('#model', 'checkpoint');
     await page.locator('#ckpt-files').setInputFiles(llamaFiles());
     await page.waitForFunction(() => window.__attnscope.info.checkpoint && !document.documentElement.dataset.loading, null, { timeout: 120000 });
   } else {
-    if (await page.inputValue('#model') === to) return switchModel(); // a switch changes the model
+    if (await page.inputValue('#model') === to) return pick ? undefined : switchModel(); // a switch changes the model
     await page.selectOption('#model', to);
   }
   await settled(before);
@@ -121,20 +123,24 @@ async function openFile() {
   count.files++;
 }
 
-async function drive(keys, switches, files) {
-  // switches spread evenly, a burst of keystrokes after each, file opens among them
+/** Switches spread evenly, a burst of keystrokes after each, file opens among them; `sample` every quarter. */
+async function drive(keys, switches, files, samples = null) {
   for (let s = 0; s < switches; s++) {
     await switchModel();
     await keystrokes(Math.round(((s + 1) * keys) / switches) - Math.round((s * keys) / switches));
     if (Math.floor(((s + 1) * files) / switches) > Math.floor((s * files) / switches)) await openFile();
+    if (samples && (s + 1) % Math.max(1, Math.round(switches / 4)) === 0) samples.push(await stats());
   }
 }
 
 const t0 = Date.now();
+// warm-up: every model once (the page keeps each bundled model it has loaded), then a short random drive
+for (const to of targets) await switchModel(to);
 await drive(100, 10, 5);
 const warm = await stats();
 const warmCount = { ...count };
-await drive(KEYS, SWITCHES, FILES);
+const samples = [];
+await drive(KEYS, SWITCHES, FILES, samples);
 const end = await stats();
 const minutes = ((Date.now() - t0) / 60000).toFixed(1);
 const MB = (b) => (b / 2 ** 20).toFixed(1);
@@ -144,6 +150,7 @@ console.log('|---|---|---|---|');
 console.log(`| page JS heap (after GC), MB | ${MB(warm.js)} | ${MB(end.js)} | ${MB(end.js - warm.js)} |`);
 console.log(`| worker wasm memory, MB | ${MB(warm.heap)} | ${MB(end.heap)} | ${MB(end.heap - warm.heap)} |`);
 console.log(`| worker wasm allocated, MB | ${MB(warm.allocated)} | ${MB(end.allocated)} | ${MB(end.allocated - warm.allocated)} |`);
+console.log(`\nAt each quarter of the soak (JS heap / wasm memory / allocated, MB): ${samples.map((x) => `${MB(x.js)} / ${MB(x.heap)} / ${MB(x.allocated)}`).join(' · ')}`);
 console.log(`\nconsole errors and uncaught exceptions: ${errors.length}`);
 for (const e of errors.slice(0, 20)) console.log(`- ${e}`);
 await context.close();
