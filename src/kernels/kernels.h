@@ -50,7 +50,7 @@ using CvtHalfFn = void (*)(std::size_t n, const std::uint16_t* x, float* y);
 
 // Q8_0 weights (issue 30's optional weights8, GGUF's Q8_0 block: 32 int8 values and one scale, value = q · scale):
 // a [k, n] matrix is stored as ceil(k/32) block rows of n blocks; block (b, j) holds W[32b .. 32b+32, j] as
-// q[(b·ldb + j)·32 + t] and scales[b·ldb + j] (ldb >= n); a last partial block (k % 32 != 0) is zero-padded. Dequantised while packing (GEMM) or in registers (GEMV).
+// q[(b·ldb + j)·32 + t] and scales[b·ldb + j] (ldb >= n); a last partial block (k % 32 != 0) is zero-padded. Dequantised while packing (GEMM); the GEMV stays in integers (below).
 inline constexpr int kQ8Block = 32;
 using GemmNNQ8Fn = void (*)(int m, int n, int k, float alpha, const float* a, int lda, const std::int8_t* q,
                             const float* scales, int ldb, const float* bias, float* c, int ldc);
