@@ -21,7 +21,10 @@
 // (every contestant once per round, in turn); the tables give medians over rounds.
 //
 // Run: `node bench/llm_engines.mjs [--quick] [--shape smollm2|llama1b] [--rounds N] [--only attnscope,wllama,ort,node]
-//   [--threads 1,2] [--out FILE]` (output: build/bench/llm-<shape>.md and .json).
+//   [--threads 1,2] [--lengths 128,512] [--out FILE]` (output: build/bench/llm-<shape>.md and .json). `--lengths 128`
+// skips the 512-token prefills (a decode-only comparison: decode always follows the first length's prompt).
+// A memory-copy probe (probes.mjs memCopyRate, Node, one thread) runs at the start of every round; decode's BF16
+// weight bytes per second are divided by its median.
 import { spawn, spawnSync } from 'node:child_process';
 import { createReadStream, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -32,7 +35,7 @@ import { fileURLToPath } from 'node:url';
 import { CHROMIUM, TYPES, chromiumMemory, inChromium } from './chromium_support.mjs';
 import { writeLlamaGguf } from './gguf_writer.mjs';
 import { pkgDir } from './ort_node.mjs';
-import { simdPeak } from './probes.mjs';
+import { memCopyRate, simdPeak } from './probes.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const argv = process.argv.slice(2);
@@ -46,7 +49,7 @@ const DIR = join(ROOT, 'build', 'bench', `llm-${SHAPE}`);
 const OUT = arg('out', join(ROOT, 'build', 'bench', `llm-${SHAPE}.md`));
 const SEED = 1;
 const NEW_TOKENS = 64;
-const LENGTHS = [128, 512];
+const LENGTHS = arg('lengths', '128,512').split(',').map(Number);  // prompt lengths (each must be in ref.json)
 
 const median = (xs) => { const s = xs.filter((x) => x != null).sort((a, b) => a - b); return s.length ? s[Math.floor(s.length / 2)] : null; };
 // the same text as llm_ref.py's prompt(n): n ASCII bytes, one token each
@@ -291,7 +294,9 @@ function report(results, ref, config, meta) {
   const scale = (label, f) => ratio(get(label, 1, f), get(label, 2, f));
   L.push(`| 2 threads vs 1, prefill 512 (not per thread count: attnscope BF16 in the first column, wllama F16 in the second) | ≥ 1.8× | ${scale('attnscope BF16', (o) => o.prefill[512])} | ${scale('wllama F16', (o) => o.prefill[512])} |`);
   const bytesPerToken = 2 * (c.num_hidden_layers * perLayer + c.vocab_size * c.hidden_size);
-  L.push('', `Decode reads ${(bytesPerToken / 1e6).toFixed(0)} MB of BF16 weights per token (projections + the tied head).`);
+  const gbs = (t) => { const d = get('attnscope BF16', t, (o) => o.decode.perS); return d ? d * bytesPerToken / 1e9 : null; };
+  L.push(`| decode, attnscope BF16: weight bytes read per second ÷ memory-copy probe | ≥ 0.6 | ${[1, 2].map((t) => (THREADS.includes(t) && gbs(t) && meta.copy ? `${gbs(t).toFixed(2)} GB/s ÷ ${meta.copy.toFixed(2)} = ${(gbs(t) / meta.copy).toFixed(2)}` : '—')).join(' | ')} |`);
+  L.push('', `Decode reads ${(bytesPerToken / 1e6).toFixed(0)} MB of BF16 weights per token (projections + the tied head). Memory-copy probe (\`memory.copy\` of 64 MiB, Node, one thread, bytes copied per second) at the start of each round: ${meta.copies.map((x) => x.toFixed(2)).join(', ')} GB/s.`);
   for (const r of results) if (r.out.pageErrors) L.push(`Page errors (${r.job.label}, ${r.job.threads} threads): ${r.out.pageErrors.join('; ')}`);
   return L.join('\n');
 }
@@ -313,8 +318,10 @@ async function main() {
   }
   const { server, base } = await startServer();
   const results = [];
+  const copies = [];
   try {
     for (let round = 0; round < ROUNDS; round++) {
+      copies.push(await memCopyRate());
       for (const job of jobs) {
         const t0 = performance.now();
         try {
@@ -333,7 +340,7 @@ async function main() {
   const version = (p) => JSON.parse(readFileSync(join(pkgDir(p), 'package.json'), 'utf8')).version;
   const cpu = (readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/) ?? [0, '?'])[1];
   const meta = { date: started.toISOString().slice(0, 16).replace('T', ' ') + ' UTC', cpu, load, loadEnd: os.loadavg(), chromium,
-    wllama: version('@wllama/wllama'), ort: version('onnxruntime-web'), probe };
+    wllama: version('@wllama/wllama'), ort: version('onnxruntime-web'), probe, copy: median(copies), copies };
   const table = report(results, ref, config, meta);
   console.log(table);
   writeFileSync(OUT, table + '\n');

@@ -1,5 +1,6 @@
 // probes.mjs: the machine's own SIMD128 ceilings, measured in the bench that uses them (issue 30), so a kernel's
-// GFLOP/s is divided by a rate taken on the same machine in the same run. Layer: bench.
+// GFLOP/s is divided by a rate taken on the same machine in the same run. Layer: bench. (And memCopyRate, at the end:
+// the memory-copy rate a decoding step's weight reads are compared with.)
 //  - simdPeak('muladd'): f32x4.mul + f32x4.add, the op mix of attnscope's SIMD128 GEMM micro-kernel;
 //  - simdPeak('relaxed'): f32x4.relaxed_madd (fused on x64), the op mix of the relaxed-SIMD kernel (null where the
 //    engine rejects relaxed SIMD: Node 20 needs --experimental-wasm-relaxed-simd).
@@ -38,16 +39,17 @@ function wat(rows, fused) {
   return L.join('\n');
 }
 
-function assemble(rows, fused) {
+function assembleWat(text) {
   const dir = mkdtempSync(join(tmpdir(), 'attnscope-probe-'));
   try {
-    writeFileSync(join(dir, 'p.wat'), wat(rows, fused));
+    writeFileSync(join(dir, 'p.wat'), text);
     execFileSync('wat2wasm', ['--enable-relaxed-simd', join(dir, 'p.wat'), '-o', join(dir, 'p.wasm')]);
     return readFileSync(join(dir, 'p.wasm'));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+const assemble = (rows, fused) => assembleWat(wat(rows, fused));
 
 const cache = new Map();
 async function instance(rows, fused) {
@@ -91,4 +93,27 @@ export async function simdPeak(kind, samples = 9, clock = () => performance.now(
     if (best === null || med > best) best = med;
   }
   return best;
+}
+
+/**
+ * The memory-copy probe (issue 30: decoding is bound by reading weights, so its bytes/s are compared with this):
+ * GB/s of `memory.copy` (bulk memory; V8 copies with its native memmove) of `mb` MiB — larger than the L3 cache, so
+ * it measures DRAM — counting the bytes copied (each read once and written once). Median of `samples` copies after
+ * two warm-up ones; one thread, wall-clock unless `clock` is given.
+ */
+export async function memCopyRate(mb = 64, samples = 7, clock = () => performance.now()) {
+  const pages = (2 * mb * 2 ** 20) / 65536;
+  const bytes = assembleWat(`(module (memory (export "mem") ${pages})
+ (func (export "copy") (param $len i32) (memory.copy (local.get $len) (i32.const 0) (local.get $len))))`);
+  const { instance: inst } = await WebAssembly.instantiate(bytes);
+  const len = mb * 2 ** 20;
+  new Uint8Array(inst.exports.mem.buffer).fill(1);  // touch every page first
+  const rates = [];
+  for (let s = 0; s < samples + 2; s++) {
+    const t0 = clock();
+    inst.exports.copy(len);
+    if (s >= 2) rates.push(len / ((clock() - t0) / 1e3) / 1e9);
+  }
+  rates.sort((a, b) => a - b);
+  return rates[Math.floor(rates.length / 2)];
 }

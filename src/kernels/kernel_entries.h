@@ -31,6 +31,7 @@ struct KernelEntries {
   std::vector<KernelEntry<DotHalfFn>> dot_bf16, dot_f16;
   std::vector<KernelEntry<CvtHalfFn>> cvt_bf16, cvt_f16;
   std::vector<KernelEntry<GemmNNQ8Fn>> gemm_nn_q8;
+  std::vector<KernelEntry<QuantizeQ8Fn>> quantize_q8;
   std::vector<KernelEntry<GemvQ8Fn>> gemv_q8;
 };
 

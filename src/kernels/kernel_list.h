@@ -36,6 +36,7 @@
   X(cvt_bf16, scalar, bf16_cvt__scalar, 1)                    \
   X(cvt_f16, scalar, f16_cvt__scalar, 1)                      \
   X(gemm_nn_q8, scalar, q8_gemm_nn__scalar, 1x1)              \
+  X(quantize_q8, scalar, q8_quantize__scalar, 1)             \
   X(gemv_q8, scalar, q8_gemv__scalar, 1)
 
 #if defined(__wasm_simd128__)
@@ -59,7 +60,8 @@
   X(cvt_bf16, wasmsimd, bf16_cvt__wasmsimd, 8)                \
   X(cvt_f16, wasmsimd, f16_cvt__wasmsimd, 8)                  \
   X(gemm_nn_q8, wasmsimd, q8_gemm_nn_4x8__wasmsimd, 4x8)      \
-  X(gemv_q8, wasmsimd, q8_gemv__wasmsimd, 4)
+  X(quantize_q8, wasmsimd, q8_quantize__wasmsimd, 32)       \
+  X(gemv_q8, wasmsimd, q8_gemv_4__wasmsimd, 4)
 #else
 #define ATTN_KERNELS_WASMSIMD(X)
 #endif

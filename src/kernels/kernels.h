@@ -50,12 +50,21 @@ using CvtHalfFn = void (*)(std::size_t n, const std::uint16_t* x, float* y);
 
 // Q8_0 weights (issue 30's optional weights8, GGUF's Q8_0 block: 32 int8 values and one scale, value = q · scale):
 // a [k, n] matrix is stored as ceil(k/32) block rows of n blocks; block (b, j) holds W[32b .. 32b+32, j] as
-// q[(b·ldb + j)·32 + t] and scales[b·ldb + j] (ldb >= n); a last partial block (k % 32 != 0) is zero-padded. Dequantised while packing (GEMM) or in registers (GEMV).
+// q[(b·ldb + j)·32 + t] and scales[b·ldb + j] (ldb >= n); a last partial block (k % 32 != 0) is zero-padded. Dequantised while packing (GEMM); the GEMV stays in integers (below).
 inline constexpr int kQ8Block = 32;
 using GemmNNQ8Fn = void (*)(int m, int n, int k, float alpha, const float* a, int lda, const std::int8_t* q,
                             const float* scales, int ldb, const float* bias, float* c, int ldc);
-using GemvQ8Fn = void (*)(int k, int n, const float* x, const std::int8_t* q, const float* scales, int ldb,
-                          const float* bias, float* y);
+// A decoding step's one row against Q8_0 weights runs in integers, as llama.cpp's ggml_vec_dot_q8_0_q8_0: the
+// activation row x [k] is quantised once to Q8_0 blocks of its own (ggml's quantize_row_q8_0, with a float32 scale
+// where ggml rounds it to F16): xs[b] = max|x[32b .. 32b+32)| / 127, xq[32b + t] = round-to-nearest-even(x · (1 /
+// xs[b])) in [-127, 127] (0 when xs[b] = 0), ceil(k/32) blocks, a last partial block zero-padded to 32.
+using QuantizeQ8Fn = void (*)(int k, const float* x, std::int8_t* xq, float* xs);
+// y[j] = (bias ? bias[j] : 0) + Σ_b float(Σ_t xq[32b+t] · q[(b·ldb + j)·32 + t]) · (scales[b·ldb + j] · xs[b]), the
+// block sums exact in int32, the float sum over b in order b = 0, 1, … then the bias added (every ISA the same
+// operations in the same order: bit-equal results). xq/xs as QuantizeQ8Fn writes them (k padded to whole blocks:
+// a weight block's zero padding meets zeros of xq). Overwrites y.
+using GemvQ8Fn = void (*)(int k, int n, const std::int8_t* xq, const float* xs, const std::int8_t* q,
+                          const float* scales, int ldb, const float* bias, float* y);
 
 // The 4x8 micro-kernel inside the SIMD128 GEMMs: rows r < mr of the 4x8 tile t (row stride ldt) become
 // (accumulate ? t[r] : bias8 ? bias8 : 0) + sum_p a[4p + r] * w[8p + 0..8), a packed [kc][4], w packed [kc][8];
@@ -79,6 +88,7 @@ struct KernelTable {
   DotHalfFn dot_bf16, dot_f16;
   CvtHalfFn cvt_bf16, cvt_f16;
   GemmNNQ8Fn gemm_nn_q8;
+  QuantizeQ8Fn quantize_q8;
   GemvQ8Fn gemv_q8;
   const char* isa;  // "scalar" or "wasmsimd"
 };

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "core/parallel.h"
 #include "kernels/kernels.h"
@@ -64,21 +65,39 @@ void gemv_x16(core::ConstMatView x, const core::WeightSpan& w, std::span<const f
   });
 }
 
-// x · W for a Q8_0 W [in, out] (kernels.h layout, ldb = out): the GEMV kernel for one row, else the GEMM; column
-// blocks of 256 go to the pool (a block of the layout holds one column, so a column range is a pointer offset).
+// x · W for a Q8_0 W [in, out] (kernels.h layout, ldb = out), weights and activations 8-bit as llama.cpp's: each row
+// of x is quantised to Q8_0 blocks once (kernels.h QuantizeQ8Fn); one row (a decoding step) then runs the integer
+// GEMV, more rows (a prompt) the float GEMM on those rows dequantised (xq · xs: the same activation values, so a
+// prompt's and a decoding step's numerics agree up to float summation order). Column blocks of 256 go to the pool
+// (a block of the layout holds one column, so a column range is a pointer offset).
 void linear_q8(core::ConstMatView x, const core::WeightSpan& w, std::span<const float> b, core::MatView y) {
   const kernels::KernelTable& kt = kernels::active_kernels();
   const std::int64_t blocks = (y.cols + 255) / 256;
   const double flops = 2.0 * x.rows * x.cols * y.cols;
+  const auto B = static_cast<std::size_t>(kernels::kQ8Block);
+  const std::size_t kb = (static_cast<std::size_t>(x.cols) + B - 1) / B;  // Q8_0 blocks per row
+  std::vector<std::int8_t> xq(kb * B);
+  std::vector<float> xs(kb);
+  std::vector<float> xd;  // prompt rows: quantised and dequantised, [rows, cols]
+  if (x.rows > 1) {
+    xd.resize(static_cast<std::size_t>(x.rows) * static_cast<std::size_t>(x.cols));
+    for (int i = 0; i < x.rows; ++i) {
+      kt.quantize_q8(x.cols, x.data + static_cast<std::ptrdiff_t>(i) * x.ld, xq.data(), xs.data());
+      float* row = xd.data() + static_cast<std::size_t>(i) * static_cast<std::size_t>(x.cols);
+      for (int p = 0; p < x.cols; ++p) row[p] = static_cast<float>(xq[static_cast<std::size_t>(p)]) * xs[static_cast<std::size_t>(p) / B];
+    }
+  } else {
+    kt.quantize_q8(x.cols, x.data, xq.data(), xs.data());
+  }
   core::parallel_for(blocks, 1, flops, [&](std::int64_t begin, std::int64_t end, int) {
     const int j0 = static_cast<int>(begin * 256);
     const int j1 = static_cast<int>(std::min<std::int64_t>(end * 256, y.cols));
     const std::int8_t* q = w.q8() + static_cast<std::ptrdiff_t>(j0) * kernels::kQ8Block;
     const float* bias = b.empty() ? nullptr : b.data() + j0;
     if (x.rows == 1) {
-      kt.gemv_q8(x.cols, j1 - j0, x.data, q, w.scales + j0, y.cols, bias, y.data + j0);
+      kt.gemv_q8(x.cols, j1 - j0, xq.data(), xs.data(), q, w.scales + j0, y.cols, bias, y.data + j0);
     } else {
-      kt.gemm_nn_q8(x.rows, j1 - j0, x.cols, 1.0f, x.data, x.ld, q, w.scales + j0, y.cols, bias, y.data + j0, y.ld);
+      kt.gemm_nn_q8(x.rows, j1 - j0, x.cols, 1.0f, xd.data(), x.cols, q, w.scales + j0, y.cols, bias, y.data + j0, y.ld);
     }
   });
 }

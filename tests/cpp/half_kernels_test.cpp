@@ -7,6 +7,7 @@
 //   dot: atol 1e-6 · Σ|a_i b_i|.
 #include <catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -252,9 +253,8 @@ Q8Matrix random_q8(int k, int ldb, std::uint64_t seed) {
   return m;
 }
 
-TEST_CASE("q8 gemm_nn and gemv: match float64 over the dequantised blocks, and the scalar twins", "[kernels][q8]") {
+TEST_CASE("q8 gemm_nn: matches float64 over the dequantised blocks, and the scalar twin", "[kernels][q8]") {
   REQUIRE(!entries().gemm_nn_q8.empty());
-  REQUIRE(!entries().gemv_q8.empty());
   struct Case { int m, n, k; float alpha; bool bias; };
   // k: whole blocks, and partial last blocks (k % 32 != 0, zero-padded), across the GEMM's kc = 256 blocking
   const Case cases[] = {{1, 1, 32, 1.0f, false}, {3, 5, 64, 0.5f, true}, {4, 8, 32, 1.0f, true},
@@ -282,20 +282,164 @@ TEST_CASE("q8 gemm_nn and gemv: match float64 over the dequantised blocks, and t
       check_close(got.data(), want.data(), got.size(), 1e-5, 1e-5, (e.name + shape + " vs f64").c_str());
       check_close(got, twin, 1e-5, 1e-5, (e.name + shape + " vs scalar twin").c_str());
     }
-    // GEMV on every case's first row (alpha 1)
-    for (const auto& e : entries().gemv_q8) {
-      std::vector<float> got(static_cast<std::size_t>(c.n) + 1, 12345.0f), twin = got;
-      e.fn(c.k, c.n, a.data(), w.q.data(), w.scales.data(), ldb, bp, got.data());
-      q8_gemv__scalar(c.k, c.n, a.data(), w.q.data(), w.scales.data(), ldb, bp, twin.data());
-      std::vector<double> row(got.size(), 12345.0);
-      for (int j = 0; j < c.n; ++j) {
-        double acc = c.bias ? bias[static_cast<std::size_t>(j)] : 0.0;
-        for (int p = 0; p < c.k; ++p) acc += static_cast<double>(a[static_cast<std::size_t>(p)]) * w.value[static_cast<std::size_t>(p) * ldb + j];
-        row[static_cast<std::size_t>(j)] = acc;
+  }
+}
+
+// ---- the integer GEMV of a decoding step (kernels.h QuantizeQ8Fn / GemvQ8Fn)
+
+// the Q8_0 activation blocks of x as every quantize_q8 entry writes them; all entries must agree bit for bit
+struct XQ8 {
+  std::vector<std::int8_t> q;
+  std::vector<float> s;
+};
+XQ8 quantize(const KernelEntry<QuantizeQ8Fn>& e, const std::vector<float>& x, int k) {
+  const std::size_t blocks = static_cast<std::size_t>((k + kQ8Block - 1) / kQ8Block);
+  XQ8 r{std::vector<std::int8_t>(blocks * kQ8Block, std::int8_t{99}), std::vector<float>(blocks, -1.0f)};
+  e.fn(k, x.data(), r.q.data(), r.s.data());
+  return r;
+}
+
+TEST_CASE("q8 quantize: a hand-worked block (scale 1: exact halves round to even) and a padded partial block", "[kernels][q8]") {
+  REQUIRE(!entries().quantize_q8.empty());
+  // max |x| = 127, so s = 1 and x · (1/s) = x exactly: 2.5 -> 2 and 3.5 -> 4 (ties to even), -0.5 -> 0, 1.4 -> 1
+  std::vector<float> x(35, 0.0f);
+  const float head[] = {127.0f, -127.0f, 2.5f, 3.5f, -0.5f, 1.4f, -100.6f};
+  for (int t = 0; t < 7; ++t) x[static_cast<std::size_t>(t)] = head[t];
+  // second, partial block (3 of 32): max |x| = 0.254 -> s = 0.002, q = 127, -63 (-0.126/0.002 = -63), 25 (0.05 / 0.002)
+  x[32] = 0.254f, x[33] = -0.126f, x[34] = 0.05f;
+  const std::int8_t want0[] = {127, -127, 2, 4, 0, 1, -101};
+  for (const auto& e : entries().quantize_q8) {
+    const XQ8 r = quantize(e, x, 35);
+    INFO(e.name);
+    CHECK(r.s[0] == 1.0f);
+    for (int t = 0; t < 7; ++t) CHECK(r.q[static_cast<std::size_t>(t)] == want0[t]);
+    for (int t = 7; t < 32; ++t) CHECK(r.q[static_cast<std::size_t>(t)] == 0);
+    CHECK(r.s[1] == Approx(0.002).epsilon(1e-6));
+    CHECK(r.q[32] == 127);
+    CHECK(r.q[33] == -63);
+    CHECK(r.q[34] == 25);
+    for (int t = 35; t < 64; ++t) CHECK(r.q[static_cast<std::size_t>(t)] == 0);  // zero padding, not left as is
+  }
+}
+
+TEST_CASE("q8 quantize: random rows — s = max|x|/127, |q - x/s| <= 1/2, ISAs bit-equal", "[kernels][q8]") {
+  for (const int k : {32, 64, 96, 100, 576, 1537}) {
+    const std::vector<float> x = attnscope::test::random_vec(static_cast<std::size_t>(k), 1200 + static_cast<std::uint64_t>(k), 3.0f);
+    const XQ8 twin = quantize(entries().quantize_q8.front(), x, k);
+    for (const auto& e : entries().quantize_q8) {
+      const XQ8 r = quantize(e, x, k);
+      INFO(e.name << " k=" << k);
+      CHECK(r.q == twin.q);
+      CHECK(std::memcmp(r.s.data(), twin.s.data(), r.s.size() * sizeof(float)) == 0);
+      for (int b = 0; b * kQ8Block < k; ++b) {
+        double amax = 0.0;
+        for (int t = b * kQ8Block; t < std::min(k, (b + 1) * kQ8Block); ++t) amax = std::fmax(amax, std::fabs(static_cast<double>(x[static_cast<std::size_t>(t)])));
+        const double s = amax / 127.0;
+        CHECK(r.s[static_cast<std::size_t>(b)] == Approx(s).epsilon(1e-6));
+        int top = 0;
+        for (int t = b * kQ8Block; t < std::min(k, (b + 1) * kQ8Block); ++t) {
+          const int q = r.q[static_cast<std::size_t>(t)];
+          CHECK(std::fabs(q - x[static_cast<std::size_t>(t)] / s) <= 0.5 + 1e-4);
+          top = std::max(top, std::abs(q));
+        }
+        CHECK(top == 127);
       }
-      check_close(got.data(), row.data(), got.size(), 1e-5, 1e-5, (e.name + shape + " row 0 vs f64").c_str());
-      check_close(got, twin, 1e-5, 1e-5, (e.name + shape + " row 0 vs scalar twin").c_str());
     }
+  }
+}
+
+// y[j] by the definition, in int64 block sums and float64 scales
+std::vector<double> gemv_q8_ref(int k, int n, const XQ8& x, const Q8Matrix& w, int ldb, const float* bias) {
+  std::vector<double> y(static_cast<std::size_t>(n));
+  for (int j = 0; j < n; ++j) {
+    double acc = bias != nullptr ? bias[j] : 0.0;
+    for (int b = 0; b * kQ8Block < k; ++b) {
+      const std::size_t at = static_cast<std::size_t>(b) * ldb + j;
+      std::int64_t dot = 0;
+      for (int t = 0; t < kQ8Block; ++t) dot += std::int64_t{x.q[static_cast<std::size_t>(b * kQ8Block + t)]} * w.q[at * kQ8Block + t];
+      acc += static_cast<double>(dot) * w.scales[at] * x.s[static_cast<std::size_t>(b)];
+    }
+    y[static_cast<std::size_t>(j)] = acc;
+  }
+  return y;
+}
+
+TEST_CASE("q8 gemv: a hand-worked block dot", "[kernels][q8]") {
+  // x block q = {127, -127, 2, 4, 0, 1, -101, 0 ...}, s = 1 (the hand-worked quantize case); one column of weights
+  // {1, 1, 10, -10, 5, 3, -1, 0 ...} with scale 0.5, bias 0.25: 127 - 127 + 20 - 40 + 0 + 3 + 101 = 84 -> 42.25
+  XQ8 x{std::vector<std::int8_t>(32, 0), std::vector<float>{1.0f}};
+  const std::int8_t xq[] = {127, -127, 2, 4, 0, 1, -101};
+  const std::int8_t wq[] = {1, 1, 10, -10, 5, 3, -1};
+  std::vector<std::int8_t> w(5 * 32, 0);  // 5 columns: the SIMD kernel's 4-column group and its 1-column tail
+  for (int t = 0; t < 7; ++t) x.q[static_cast<std::size_t>(t)] = xq[t];
+  for (int c = 0; c < 5; ++c)
+    for (int t = 0; t < 7; ++t) w[static_cast<std::size_t>(c * 32 + t)] = static_cast<std::int8_t>(wq[t] * (c + 1));
+  const std::vector<float> scales(5, 0.5f), bias(5, 0.25f);
+  for (const auto& e : entries().gemv_q8) {
+    std::vector<float> y(5, 12345.0f);
+    e.fn(7, 5, x.q.data(), x.s.data(), w.data(), scales.data(), 5, bias.data(), y.data());
+    INFO(e.name);
+    for (int c = 0; c < 5; ++c) CHECK(y[static_cast<std::size_t>(c)] == 42.0f * static_cast<float>(c + 1) + 0.25f);
+  }
+}
+
+TEST_CASE("q8 gemv: random and extreme blocks — exact integer sums, float64 reference, ISAs bit-equal", "[kernels][q8]") {
+  REQUIRE(!entries().gemv_q8.empty());
+  CHECK(scalar_kernels().quantize_q8 == &q8_quantize__scalar);
+  CHECK(scalar_kernels().gemv_q8 == &q8_gemv__scalar);
+#if defined(__wasm_simd128__)
+  CHECK(active_kernels().quantize_q8 == &q8_quantize__wasmsimd);
+  CHECK(active_kernels().gemv_q8 == &q8_gemv_4__wasmsimd);
+#endif
+  struct Case { int n, k; bool bias; };
+  const Case cases[] = {{1, 32, false}, {4, 64, true}, {5, 96, true}, {13, 40, false}, {33, 544, true}, {260, 288, true}, {7, 24, true}};
+  std::uint64_t seed = 1300;
+  for (const Case& c : cases) {
+    const int ldb = c.n + 3;
+    const Q8Matrix w = random_q8(c.k, ldb, seed += 2);
+    const std::vector<float> xf = attnscope::test::random_vec(static_cast<std::size_t>(c.k), ++seed, 2.0f);
+    const std::vector<float> bias = attnscope::test::random_vec(static_cast<std::size_t>(c.n), ++seed, 0.5f);
+    const float* bp = c.bias ? bias.data() : nullptr;
+    const XQ8 x = quantize(entries().quantize_q8.front(), xf, c.k);
+    const std::vector<double> want = gemv_q8_ref(c.k, c.n, x, w, ldb, bp);
+    const std::string shape = " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k);
+    std::vector<float> twin(static_cast<std::size_t>(c.n) + 1, 12345.0f);
+    q8_gemv__scalar(c.k, c.n, x.q.data(), x.s.data(), w.q.data(), w.scales.data(), ldb, bp, twin.data());
+    for (const auto& e : entries().gemv_q8) {
+      std::vector<float> got(static_cast<std::size_t>(c.n) + 1, 12345.0f);
+      e.fn(c.k, c.n, x.q.data(), x.s.data(), w.q.data(), w.scales.data(), ldb, bp, got.data());
+      INFO(e.name << shape);
+      CHECK(got.back() == 12345.0f);  // nothing past n
+      got.pop_back();
+      check_close(got, want, 1e-5, 1e-5, (e.name + shape + " vs f64").c_str());
+      CHECK(std::memcmp(got.data(), twin.data(), got.size() * sizeof(float)) == 0);  // same operations, same order
+    }
+    // unit scales: y[j] = Σ_b float(block sum), exact while the partial sums stay below 2^24 (17 blocks x 32 x 128²
+    // < 2^24): the int32 block sums themselves, compared with int64 ones
+    Q8Matrix unit = w;
+    std::fill(unit.scales.begin(), unit.scales.end(), 1.0f);
+    XQ8 xu = x;
+    std::fill(xu.s.begin(), xu.s.end(), 1.0f);
+    const std::vector<double> exact = gemv_q8_ref(c.k, c.n, xu, unit, ldb, nullptr);
+    for (const auto& e : entries().gemv_q8) {
+      std::vector<float> got(static_cast<std::size_t>(c.n));
+      e.fn(c.k, c.n, xu.q.data(), xu.s.data(), unit.q.data(), unit.scales.data(), ldb, nullptr, got.data());
+      for (int j = 0; j < c.n; ++j) REQUIRE(static_cast<double>(got[static_cast<std::size_t>(j)]) == exact[static_cast<std::size_t>(j)]);
+    }
+  }
+  // extremes: every weight -128 or 127 against activations ±127 (the largest products; i16 pair sums would overflow)
+  const int n = 6, k = 64;
+  Q8Matrix w = random_q8(k, n, 77);
+  for (std::size_t i = 0; i < w.q.size(); ++i) w.q[i] = i % 3 == 0 ? std::int8_t{127} : std::int8_t{-128};
+  std::fill(w.scales.begin(), w.scales.end(), 1.0f);
+  XQ8 x{std::vector<std::int8_t>(k), std::vector<float>(2, 1.0f)};
+  for (int t = 0; t < k; ++t) x.q[static_cast<std::size_t>(t)] = t % 5 == 0 ? std::int8_t{127} : std::int8_t{-127};
+  const std::vector<double> exact = gemv_q8_ref(k, n, x, w, n, nullptr);
+  for (const auto& e : entries().gemv_q8) {
+    std::vector<float> got(n);
+    e.fn(k, n, x.q.data(), x.s.data(), w.q.data(), w.scales.data(), n, nullptr, got.data());
+    INFO(e.name << " extremes");
+    for (int j = 0; j < n; ++j) CHECK(static_cast<double>(got[static_cast<std::size_t>(j)]) == exact[static_cast<std::size_t>(j)]);
   }
 }
 

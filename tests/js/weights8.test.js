@@ -1,13 +1,17 @@
 // weights8.test.js: loadPretrained({ weights8: true }) quantises every projection and untied head matrix to GGUF-style
-// Q8_0 blocks (32 weights along the input dimension + one scale; issue 30). Results are APPROXIMATE by design: this
-// test measures, on every decoder fixture of tests/fixtures/modern, the max abs difference of each layer's attention
-// weights and hidden states (layer outputs) between the weights8 model and the same checkpoint at its stored width
-// (BF16 / F16 / F32), and asserts them within stated tolerances:
+// Q8_0 blocks (32 weights along the input dimension + one scale; issue 30), and each matrix product then quantises
+// its input rows to Q8_0 as well (weights AND activations 8-bit, as llama.cpp's Q8_0 path; a decoding step runs in
+// integers). Results are APPROXIMATE by design: this test measures, on every decoder fixture of tests/fixtures/modern,
+// the max abs difference of each layer's attention weights and hidden states (layer outputs) between the weights8
+// model and the same checkpoint at its stored width (BF16 / F16 / F32: itself within ~1e-5 of the float64
+// reference, modern.test.js, so this is the error against float64 to that precision), and asserts:
 //   attention weights (probabilities in [0, 1]): max abs difference <= 0.15
-//   hidden states (layer outputs, |h| up to ~22 here): max abs difference <= 0.05 · max|h| of that layer output
-// (measured 2026-11-26: at most 0.063 and 0.64, qwen2; these tiny random models have large weights and sharp
-// attention, so 8-bit rounding moves them more than it moves a trained model; a wrong block layout gives O(1) / O(|h|))
-// and that the difference is not zero (the option did quantise). The README's weights8 table gives the figures.
+//   hidden states (layer outputs, |h| up to ~22 here): max abs difference <= 0.08 · max|h| of that layer output
+// Measured 2026-11-27 with 8-bit activations: at most 0.100 (attention) and 5.3 % of max|h| (0.96 absolute), both
+// qwen2; weight-only 8-bit had given 0.063 and 0.64 (2026-11-26), the 0.05 · max|h| bound it had no longer holds, so
+// the bound is 1.5x the worst measured figure. These tiny random models have large weights and sharp attention, so
+// 8-bit rounding moves them more than it moves a trained model; a wrong block layout gives O(1) / O(|h|). The test
+// also checks that the difference is not zero (the option did quantise). The README's weights8 table gives the figures.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -21,7 +25,7 @@ const CASES = ['llama-f32-untied-gqa-llama3', 'llama-bf16-tied-mqa-headdim-linea
   'qwen2-f32-sliding-yarn', 'qwen3-bf16-qknorm-headdim', 'gemma-f32', 'gemma2-f32-softcap', 'gemma3-bf16-local-rope',
   'phi3-f32-fused-partial'];
 const ATT_TOL = 0.15;
-const HIDDEN_REL = 0.05;
+const HIDDEN_REL = 0.08;
 
 const files = (name) => ({
   config: text(`${name}/config.json`),
@@ -45,7 +49,7 @@ test('loadPretrained weights8: attention weights and hidden states stay within t
     const exact = await as.loadPretrained(files(name));
     const q8 = await as.loadPretrained({ ...files(name), weights8: true });
     try {
-      let att = 0, hidden = 0;
+      let att = 0, hidden = 0, rel = 0;
       for (const t of JSON.parse(text(`${name}/expected.json`)).texts) {
         const a = exact.run(t.text), b = q8.run(t.text);
         assert.deepEqual(Array.from(b.ids), Array.from(a.ids));
@@ -57,10 +61,11 @@ test('loadPretrained weights8: attention weights and hidden states stay within t
           assert.ok(h.ok, `${name} layer ${i} output: max abs difference ${h.max} > ${HIDDEN_REL} · max|h| (${scale})`);
           att = Math.max(att, w.max);
           hidden = Math.max(hidden, h.max);
+          rel = Math.max(rel, h.max / scale);
         });
       }
       assert.ok(hidden > 0, `${name}: weights8 gave exactly the stored-width results (nothing was quantised)`);
-      console.log(`weights8 ${name}: max abs difference vs stored width: attention weights ${att.toExponential(2)}, hidden states ${hidden.toExponential(2)}`);
+      console.log(`weights8 ${name}: max abs difference vs stored width: attention weights ${att.toExponential(2)}, hidden states ${hidden.toExponential(2)} (${(100 * rel).toFixed(1)} % of that layer output's max|h|)`);
     } finally {
       exact.delete();
       q8.delete();
