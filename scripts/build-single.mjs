@@ -242,6 +242,10 @@ export async function buildSingle(site, entry, out, links = {}) {
   // scripts and stylesheets, in document order; the tags are dropped here and inlined below
   for (const m of [...html.matchAll(/<script\b[^>]*\bsrc\s*=[^>]*>\s*<\/script>/gi)]) {
     const src = attr(m[0], 'src');
+    if (attr(m[0], 'data-early') === 'worker') { // web/start.js: the bundle's web/boot.js starts the worker itself
+      html = html.replace(m[0], '');
+      continue;
+    }
     if (attr(m[0], 'type') !== 'module') throw new Error(`build-single: ${entry}: <script src="${src}"> must be type="module"`);
     scripts.push(await bundle(site, path.resolve(dir, src), 'esm', workers));
     html = html.replace(m[0], '');

@@ -1,5 +1,5 @@
 // The page's structure rules (issue 24), made mechanical: every file of web/ under 400 lines; no panel or view
-// talks to a worker (only web/compute.js and web/family.js post to one, web/boot.js starts the compute worker);
+// talks to a worker (only web/compute.js and web/family.js post to one, web/start.js or web/boot.js starts the compute worker);
 // the marks the browser tests wait on (html[data-busy|drawing|drawn|shown|redraw]) written only by
 // web/scheduler.js; the panel adapters all have the { id, needs, draw } shape.
 import test from 'node:test';
@@ -24,12 +24,12 @@ test('web/: no file over 400 lines', () => {
   assert.deepEqual(long, []);
 });
 
-test('web/: only the compute and family clients post to a worker; only boot.js and family.js start one', () => {
+test('web/: only the compute and family clients post to a worker; only start.js, boot.js and family.js start one', () => {
   const js = files.filter((p) => p.endsWith('.js') && !rel(p).startsWith('learn/'));
   const posting = js.filter((p) => /\.postMessage\(/.test(text(p)) && !/^self\.postMessage|\bself\.postMessage/.test(text(p))).map(rel);
   assert.deepEqual(posting.sort(), ['compute.js', 'family.js']);
   const starting = js.filter((p) => /new Worker\(/.test(text(p))).map(rel);
-  assert.deepEqual(starting.sort(), ['boot.js', 'family.js']);
+  assert.deepEqual(starting.sort(), ['boot.js', 'family.js', 'start.js']);
 });
 
 test('web/: the main page\'s html[data-busy|drawing|drawn|shown|redraw] written only by scheduler.js', () => {
