@@ -4,7 +4,7 @@
 // online-softmax attention: no [n, n] matrix, src/attention/tiled.h) against heads: 'all' (trace 'weights': every
 // layer keeps [32, n, n]). Issue 30: the heap must grow with n × layers, not n² × layers × heads.
 //
-//   node bench/long_context_bench.mjs [--layers 2] [--tokens 2048,8192]
+//   node bench/long_context_bench.mjs [--layers 2] [--tokens 2048,8192] [--modes tiled,materialised]
 //
 // Each measurement runs in a fresh Node process (a wasm memory never shrinks, so heapSize after the run is the
 // run's peak plus the model). Not a test: it takes minutes and its figures depend on the machine.
@@ -21,6 +21,7 @@ const arg = (name, fallback) => {
 };
 const LAYERS = Number(arg('--layers', '2'));
 const TOKENS = arg('--tokens', '2048,8192').split(',').map(Number);
+const MODES = arg('--modes', 'tiled,materialised').split(',');  // e.g. --modes tiled
 const SHAPE = { hidden: 2048, heads: 32, kv: 8, headDim: 64, ff: 8192 };
 // the byte-level BPE tokenizer of the Llama test checkpoint: one token per byte of plain ASCII text
 const TOKENIZER_DIR = join(ROOT, 'tests/fixtures/modern/llama-f32-untied-gqa-llama3');
@@ -75,6 +76,7 @@ async function child(n, mode) {
     tokenizer: readFileSync(join(TOKENIZER_DIR, 'tokenizer.json'), 'utf8'),
   });
   const afterLoad = as.memoryStats().heapSize;
+  const allocatedLoad = as.memoryStats().allocated;
   const words = 'the quick brown fox jumps over the lazy dog ';
   const text = words.repeat(Math.ceil(n / words.length)).slice(0, n);
   const t0 = performance.now();
@@ -83,14 +85,17 @@ async function child(n, mode) {
     : { trace: 'weights', summaries: true });
   const ms = performance.now() - t0;
   const tokens = r.ids.length;
-  const heap = as.memoryStats().heapSize;
-  console.log(`@@RESULT ${JSON.stringify({ n: tokens, mode, afterLoad, heap, ms })}`);
+  // heapSize: the wasm memory, grown by run()'s reservation (an upper estimate, bindings/embind/memory_reserve.h)
+  // and never shrunk; kept: what is still malloc'd while the result is alive (the run's own output); >>> 0: above
+  // 2 GiB memoryStats() is a negative 32-bit number
+  const stats = as.memoryStats();
+  console.log(`@@RESULT ${JSON.stringify({ n: tokens, mode, afterLoad: afterLoad >>> 0, heap: stats.heapSize >>> 0, kept: (stats.allocated >>> 0) - (allocatedLoad >>> 0), ms })}`);
 }
 
 function runChild(n, mode) {
   return new Promise((resolve, reject) => {
     const p = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', String(n), mode,
-      '--layers', String(LAYERS), '--tokens', TOKENS.join(',')], { stdio: ['ignore', 'pipe', 'inherit'] });
+      '--layers', String(LAYERS), '--tokens', TOKENS.join(','), '--modes', MODES.join(',')], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     p.stdout.on('data', (d) => { out += d; });
     p.on('close', (code) => {
@@ -110,16 +115,22 @@ async function main() {
     `head ${SHAPE.headDim}, FFN ${SHAPE.ff}, BF16), ${LAYERS} layers (the real model has 16), one thread, SIMD128`);
   const rows = [];
   for (const n of TOKENS) {
-    for (const mode of ['tiled', 'materialised']) {
+    for (const mode of MODES) {
       const weightsBytes = LAYERS * SHAPE.heads * n * n * 4;
       if (mode === 'materialised' && weightsBytes > 3 * 2 ** 30) {
         rows.push({ n, mode, skipped: `would hold ${MB(weightsBytes)} MB of weights (> the 4 GB wasm memory)` });
         continue;
       }
-      const r = await runChild(n, mode);
+      let r;
+      try {
+        r = await runChild(n, mode);
+      } catch (e) { // e.g. run's out-of-memory Error: a row, and the other sizes still run
+        rows.push({ n, mode, skipped: `failed (the child's error is above): ${e.message.split('\n')[0]}` });
+        continue;
+      }
       rows.push(r);
       console.log(`  n ${r.n} ${mode}: heap ${MB(r.heap)} MB (model loaded: ${MB(r.afterLoad)} MB; run adds ` +
-        `${MB(r.heap - r.afterLoad)} MB), ${(r.ms / 1000).toFixed(1)} s`);
+        `${MB(r.heap - r.afterLoad)} MB; the result keeps ${MB(r.kept)} MB), ${(r.ms / 1000).toFixed(1)} s`);
     }
   }
   for (const r of rows) if (r.skipped) console.log(`  n ${r.n} ${r.mode}: skipped, ${r.skipped}`);

@@ -93,11 +93,13 @@ export async function runLong({
       const shape = `${n} tokens, 1B-shaped BF16 (${layers} layers × 32 heads)`;
       rows.push([`keystroke → drawn on screen, ${shape}`, n <= 512 ? '≤ 600' : '—', median(shown), shown]);
       rows.push([`longest task, click a token, ${shape}`, '≤ 50', median(clicks), clicks]);
+      console.error(`page: ${n} tokens, click → longest task ${clicks.map(Math.round).join(', ')} ms`);
       if (n === 2048) {
         const { metrics } = await cdp.send('Performance.getMetrics');
         const heap = metrics.find((m) => m.name === 'JSHeapUsedSize').value;
         const rss = rendererRss();
         rows.push([`page JS heap (main thread) at 2,048 tokens, MB`, '< 1,536', heap / 2 ** 20, [heap / 2 ** 20]]);
+        console.error(`page: 2,048 tokens, JS heap ${(heap / 2 ** 20).toFixed(0)} MB, renderers' RSS ${rss.map((b) => (b / 2 ** 20).toFixed(0)).join(', ')} MB`);
         rows.push([`renderer processes' resident memory at 2,048 tokens (worker and wasm heap, weights included), MB`, '< 1,536 besides the weights',
           Math.max(...rss) / 2 ** 20, rss.map((b) => b / 2 ** 20)]);
       }

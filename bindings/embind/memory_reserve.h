@@ -21,16 +21,30 @@
 namespace attnscope::bindings {
 
 // Grows the heap so that `bytes` more fit; false when wasm memory cannot grow that far.
-// The pointer goes through a volatile: a malloc whose result is only freed may be removed by the optimiser (LLVM
-// elides such pairs), and with it the growth.
+// The pointers go through a volatile: a malloc whose result is only freed may be removed by the optimiser (LLVM
+// elides such pairs), and with it the growth. The reservation is taken in blocks of at most 512 MiB, all held until
+// the last is taken: wasm32's dlmalloc refuses any single request of 2 GiB or more (HALF_MAX_SIZE_T), so one malloc
+// of a Llama-3.2-1B checkpoint's 2.4 GB failed as "out of memory" with the heap far from full.
 inline bool reserve_heap(double bytes) {
   if (!(bytes < 4294967296.0)) return false;  // wasm32: the whole address space is 4 GiB
-  static void* volatile block = nullptr;
-  block = std::malloc(static_cast<std::size_t>(bytes));
-  if (block == nullptr) return false;
-  std::free(block);
-  block = nullptr;
-  return true;
+  constexpr double kBlock = 512.0 * 1048576.0;
+  constexpr int kMaxBlocks = 8;  // 8 x 512 MiB = 4 GiB
+  static void* volatile blocks[kMaxBlocks] = {};
+  int taken = 0;
+  bool ok = true;
+  for (double left = bytes; left > 0 && taken < kMaxBlocks; left -= kBlock) {
+    blocks[taken] = std::malloc(static_cast<std::size_t>(std::min(left, kBlock)));
+    if (blocks[taken] == nullptr) {
+      ok = false;
+      break;
+    }
+    ++taken;
+  }
+  for (int i = taken - 1; i >= 0; --i) {
+    std::free(blocks[i]);
+    blocks[i] = nullptr;
+  }
+  return ok;
 }
 
 inline std::string megabytes(double bytes) {
@@ -65,7 +79,10 @@ inline double run_bytes(const model::Transformer& m, double text_bytes, const mo
   const bool has_bias = !d.main.blocks.empty() && d.main.blocks[0].attn.relative_buckets > 0;
   const bool tiled = o.heads_mode != model::RunOptions::Heads::kAll && !has_bias;
   const double scores = tiled ? h * n * 256.0 + static_cast<double>(o.heads.size()) * n * n : 3.0 * h * n * n;
-  double floats = layers * ((kept ? h * n * n * 2.0 : 0.0) + n * dm * 6.0)  // weights (and cross), outputs, residuals
+  // weights (and cross), outputs, residuals; at trace 'none' a layer keeps its output [n, d] only (model/stack.cpp:
+  // the input too with a full trace, counted in `full`): 6 n d there made a 1B-shaped model's 2,048-token run ask
+  // for 2 GB on top of its 2.5 GB of weights
+  double floats = layers * (kept ? h * n * n * 2.0 + n * dm * 6.0 : n * dm * 2.0)
                   + full * (h * n * n * 2.0 + n * dm * 8.0 + n * ff * 2.0)  // full traces: scores, q/k/v, ff
                   + scores + 4.0 * n * ff + 8.0 * n * dm                    // one layer's transients
                   + vocab * 4.0 + static_cast<double>(std::max(o.positional_rows, 0)) * dm;

@@ -305,11 +305,15 @@ val ModelHandle::run(val input, val options) const {
     o.summaries = true;
     o.summary_top_k = int_in(options["summaries"], o.summary_top_k);
   }
-  const double text_bytes = given(input["text"]) ? input["text"]["length"].as<double>() * 3.0
-                                                 : (input["source"]["length"].as<double>() + (given(input["target"]) ? input["target"]["length"].as<double>() : 0.0)) * 3.0;
+  // the text's UTF-8 bytes, at most one token each (+ specials: run_bytes' margin); its JS length × 3 counted a
+  // 2,048-byte ASCII text as 6,144 tokens, and a 1B-shaped model's run at 2,048 tokens as out of memory
+  const bool one_text = given(input["text"]);
+  const std::string text = one_text ? input["text"].as<std::string>() : std::string();
+  const double text_bytes = one_text ? static_cast<double>(text.size())
+                                     : (input["source"]["length"].as<double>() + (given(input["target"]) ? input["target"]["length"].as<double>() : 0.0)) * 3.0;
   const double need = run_bytes(*model_, text_bytes, o);
   if (!reserve_heap(need)) return error(out_of_memory(model::kOpRun, "text", "this run", need));
-  auto r = given(input["text"])        ? model_->run(input["text"].as<std::string>(), o)
+  auto r = one_text                    ? model_->run(text, o)
            : given(input["targetIds"]) ? model_->run_ids(input["source"].as<std::string>(), i32_in(input["targetIds"]), o)
                                        : model_->run(input["source"].as<std::string>(), input["target"].as<std::string>(), o);
   if (!r.ok()) return error(r.status());

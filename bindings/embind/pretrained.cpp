@@ -29,6 +29,17 @@ using emscripten::val;
 constexpr const char* kLoadPretrained = "loadPretrained";
 constexpr std::uint64_t kMaxHeader = 100 << 20;  // a safetensors header larger than this is not read
 
+// Whether a tensor of the file stays at 2 bytes a value once loaded: a BF16 / F16 matrix the kernels read
+// (model::Parameters::stays_half, which names the model's tensors; here the file's: position and token-type
+// tables and T5's relative bias are widened to float32).
+bool stays_half_in_file(const io::TensorEntry& e) {
+  if ((e.dtype != "BF16" && e.dtype != "F16") || e.shape.size() != 2) return false;
+  for (const char* widened : {"position", "wpe.", "token_type", "relative_attention_bias"}) {
+    if (e.name.find(widened) != std::string::npos) return false;
+  }
+  return true;
+}
+
 val pretrained_error(const core::Status& s) {
   return error_out(core::make_error(s.kind, kLoadPretrained, s.argument, s.detail()));
 }
@@ -61,8 +72,10 @@ class CheckpointHandle {
       spans.emplace_back(heads[i]);
       sizes.push_back(static_cast<std::uint64_t>(file_sizes[i].as<double>()));
     }
-    // what the weights take once loaded (float32: 4 bytes a value), reserved before the loader allocates them;
-    // each shard's tensor ends (where the JS side yields), its dtypes and stored bytes for summary()
+    // what the weights take once loaded, reserved before the loader allocates them: BF16 / F16 matrices stay 2
+    // bytes a value (model::Parameters::stays_half; Q8_0 under weights8 is less), everything else 4 (a Llama-3.2-1B
+    // checkpoint is 2.47 GB of BF16: counted as float32 it asked for 4.7 GB and could not load); each shard's
+    // tensor ends (where the JS side yields), its dtypes and stored bytes for summary()
     double widened = 0;
     summary_ = Summary{};
     for (unsigned i = 0; i < shards; ++i) {
@@ -72,7 +85,7 @@ class CheckpointHandle {
       for (const io::TensorEntry& e : index.value().tensors) {
         ends.push_back(static_cast<double>(index.value().data_offset + e.end));
         if (!io::is_float_dtype(e.dtype)) continue;
-        widened += static_cast<double>(e.count) * 4.0;
+        widened += static_cast<double>(e.count) * (stays_half_in_file(e) ? 2.0 : 4.0);
         summary_.bytes += static_cast<double>(e.end - e.begin);
         summary_.dtypes.insert(e.dtype);
       }
@@ -80,7 +93,7 @@ class CheckpointHandle {
     }
     const double need = widened + 3.0 * (8 << 20);  // + the chunks being fed and their widening buffers
     if (!reserve_heap(need)) {
-      return pretrained_error(out_of_memory(kLoadPretrained, "weights", "loading the weights as float32", need));
+      return pretrained_error(out_of_memory(kLoadPretrained, "weights", "loading the weights", need));
     }
     auto l = model::HfCheckpointLoader::begin_shards(config, model::TextEncoder::checkpoint(std::move(t).value()),
                                                      spans, sizes, model::kOpCreate, weights8);
