@@ -10,7 +10,10 @@
 # ATTNSCOPE_BUILD_TIMES=FILE appends "tree wall-seconds" lines for scripts/test.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh debian
+# the npm install runs beside the C++ builds, which need none of it (emcc's acorn is Debian's); the site needs it
+bash scripts/setup.sh npm &
+npm_pid=$!
 
 JOBS=${JOBS:-$(nproc)}
 export NODE_PATH=/usr/share/nodejs   # emcc needs acorn from Debian's node modules for -O2+ links [2]
@@ -80,6 +83,7 @@ else
   (( native_ok == 0 && wasm_ok == 0 )) || { echo "build: failed (native: exit $native_ok, wasm: exit $wasm_ok)" >&2; exit 1; }
 fi
 
+wait "$npm_pid" || { echo "build: the npm install failed (scripts/setup.sh npm)" >&2; exit 1; }
 node scripts/build-site.mjs
 # the notebook viewer attnscope.show() embeds (python/attnscope/viewer, before `pip install ./python`)
 node scripts/build-notebook.mjs

@@ -2,8 +2,9 @@
 # README command 2: set up and build if needed, then run every suite and end with one summary line
 # "N passed, N failed" (sql.js's Passed:N Failed:M habit):
 #   1. Catch2 natively (ctest, build/native; again under ASan+UBSan in build/asan)   2. Catch2 as wasm under node (ctest, build/wasm, SIMD core)
-#   3. node --test tests/js against the SIMD build and the scalar build, side by side (one suite, every artifact)
-#   4. real-browser tests (playwright-core + Debian chromium), two files at a time on the site built once
+#   3. node --test tests/js against the SIMD build and the scalar build (one suite, every artifact) and
+#   4. real-browser tests (playwright-core + Debian chromium) on the site built once, one file per job: 3 and 4 share
+#      one queue of two lanes, longest job first (scripts/test-durations.tsv)
 #   5. layering and packaging checks.
 # Counts: Catch2 test cases, node test cases, one per check. Logs: build/test-logs/. Each phase's wall seconds and
 # the machine's CPU seconds over it (all processes, from /proc/stat) are printed and kept in build/test-logs/times.tsv.
@@ -97,24 +98,55 @@ run_ctest catch2-native build/native
 run_ctest catch2-asan build/asan
 run_ctest catch2-wasm build/wasm
 
-# The two artifacts' passes side by side: each runs its files one at a time (node's default on 2 cores).
-phase node
+# node --test over tests/js against the SIMD build and the scalar build, and every browser file (each with its own
+# server and Chromium, on the site scripts/build.sh built), as jobs in one queue of two lanes: the longest first
+# (scripts/test-durations.tsv; a job it does not list counts as long), each next job starting as soon as a lane is
+# free. Both lanes stay busy until the queue runs dry and they end close together (the node passes and the browser
+# files were two phases, each ending on one busy lane). Each job's wall seconds: $LOGS/jobs.tsv.
+phase tests
+JOBS_TSV=$LOGS/jobs.tsv
+printf 'job\tstart_s\twall_s\texit\n' >"$JOBS_TSV"
+declare -A JOB_CMD=()
 JS_TESTS=$(ls tests/js/*.test.js 2>/dev/null)
 if [[ -n $JS_TESTS ]]; then
-  ATTNSCOPE_SIMD=true node_run js-simd node --test --test-reporter=tap $JS_TESTS &
-  ATTNSCOPE_SIMD=false node_run js-scalar node --test --test-reporter=tap $JS_TESTS &
-  wait
-  node_count js-simd
-  node_count js-scalar
+  JOB_CMD[js-simd]="env ATTNSCOPE_SIMD=true node --test --test-reporter=tap $(echo $JS_TESTS)"
+  JOB_CMD[js-scalar]="env ATTNSCOPE_SIMD=false node --test --test-reporter=tap $(echo $JS_TESTS)"
 fi
-
-# Two browser files at a time, each with its own server and Chromium, on the site scripts/build.sh built; the two
-# shards of the typing sweep, the longest files by far, first (longest first packs the two lanes best).
-phase browser
-BROWSER_TESTS=$( (ls tests/browser/typing-*.test.js; ls tests/browser/*.test.js) 2>/dev/null | awk '!seen[$0]++')
-if [[ -n $BROWSER_TESTS ]]; then
-  ATTNSCOPE_SITE_BUILT=1 node_run browser node --test --test-reporter=tap --test-concurrency=2 $BROWSER_TESTS
-  node_count browser
+BROWSER_JOBS=()
+for f in tests/browser/*.test.js; do
+  [[ -e $f ]] || continue
+  name=browser/$(basename "$f" .test.js)
+  BROWSER_JOBS+=("$name")
+  JOB_CMD[$name]="env ATTNSCOPE_SITE_BUILT=1 node --test --test-reporter=tap $f"
+done
+mkdir -p "$LOGS/browser"
+# longest expected first; unknown jobs (not in the table) before all
+ORDER=$(for j in "${!JOB_CMD[@]}"; do
+  d=$(awk -F'\t' -v j="$j" '$1 == j { print $2; exit }' scripts/test-durations.tsv 2>/dev/null)
+  printf '%s\t%s\n' "${d:-999999}" "$j"
+done | sort -t$'\t' -k1,1nr -k2,2 | cut -f2)
+TESTS_T0=$SECONDS
+job_run() { # job_run NAME: runs JOB_CMD[NAME] through node_run and records its lane time
+  local name=$1 t0=$((SECONDS - TESTS_T0))
+  node_run "$name" ${JOB_CMD[$name]}
+  local code secs; read -r code secs <"$LOGS/$name.code"
+  printf '%s\t%s\t%s\t%s\n' "$name" "$t0" "$secs" "$code" >>"$JOBS_TSV"
+}
+LANES=2
+running=0
+for j in $ORDER; do
+  while (( running >= LANES )); do wait -n; running=$((running - 1)); done
+  job_run "$j" &
+  running=$((running + 1))
+done
+wait
+[[ -n ${JOB_CMD[js-simd]:-} ]] && node_count js-simd
+[[ -n ${JOB_CMD[js-scalar]:-} ]] && node_count js-scalar
+if (( ${#BROWSER_JOBS[@]} )); then
+  BP=$PASSED BF=$FAILED
+  for j in "${BROWSER_JOBS[@]}"; do node_count "$j" >"$LOGS/$j.count"; done
+  echo "browser: $((PASSED - BP)) passed, $((FAILED - BF)) failed ($((SECONDS - TESTS_T0)) s for the queue; per file: $JOBS_TSV)"
+  for j in "${BROWSER_JOBS[@]}"; do grep -q ' 0 failed' "$LOGS/$j.count" || cat "$LOGS/$j.count"; done
 fi
 
 phase checks
