@@ -65,7 +65,7 @@ test('store.update: several keys, their effects once each in EFFECTS order, even
 
 test('protocol: requests carry exactly their kind\'s arguments; answers name their id and kind', () => {
   assert.deepEqual(msg.request('heldout', 7, { name: 'x' }), { id: 7, kind: 'heldout', name: 'x' });
-  assert.throws(() => msg.request('fly', 1, {}), /request: kind \(fly\) must be one of run, openFile, load, next, generate, heldout, inside, cancel, rope, translate, pair, crash/);
+  assert.throws(() => msg.request('fly', 1, {}), /request: kind \(fly\) must be one of run, openFile, fileStream, load, next, generate, heldout, inside, cancel, rope, translate, pair, memory, crash/);
   assert.throws(() => msg.request('run', 1, { state: {}, need: {}, extra: 1 }), /request: run takes state, need, not extra/);
   assert.deepEqual(msg.done(3, 'run', 'v', 2), { type: 'done', id: 3, kind: 'run', ok: true, value: 'v', ms: 2 });
   assert.deepEqual(msg.failed(3, 'next', new RangeError('bad')), { type: 'done', id: 3, kind: 'next', ok: false, error: { name: 'RangeError', message: 'bad' } });
