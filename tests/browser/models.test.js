@@ -245,7 +245,9 @@ test("models: a bundled model's labelled heads are listed under its paragraph an
   const chip = `#model-about [data-name="head-legend"] button[data-layer="${space.layer}"][data-head="${space.head}"]`;
   assert.match(await page.textContent(chip), new RegExp(`^L${space.layer + 1} H${space.head + 1}: spaces \\(${space.score.toFixed(2)}\\)`));
   await page.locator(chip).click();
-  await page.waitForFunction((l) => window.__attnscope.state.layer === l && !document.documentElement.dataset.busy, space.layer);
+  // the worker may still be measuring the model's held-out loss (below), which the run for this click waits behind:
+  // on a loaded machine that passed the default 30 s once (ci10)
+  await page.waitForFunction((l) => window.__attnscope.state.layer === l && !document.documentElement.dataset.busy, space.layer, { timeout: 120000 });
   const st = await page.evaluate(() => window.__attnscope.state);
   assert.equal(st.layer, space.layer);
   assert.equal(st.heads, String(space.head));
