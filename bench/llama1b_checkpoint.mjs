@@ -4,6 +4,7 @@
 // 2,048 tokens). Layer: bench.
 import { openSync, writeSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
+import { llamaTensors } from '../tests/js/support/llama.mjs';
 
 export const CFG = {
   architectures: ['LlamaForCausalLM'], model_type: 'llama', vocab_size: 128256, hidden_size: 2048,
@@ -13,21 +14,6 @@ export const CFG = {
     original_max_position_embeddings: 8192 },
   tie_word_embeddings: true, bos_token_id: 256, eos_token_id: 257, torch_dtype: 'bfloat16',
 };
-
-// The tensors of a Hugging Face Llama checkpoint, [name, shape]; PyTorch Linear weights are [out, in].
-function tensors(c) {
-  const d = c.hidden_size, f = c.intermediate_size, hd = c.head_dim;
-  const q = c.num_attention_heads * hd, kv = c.num_key_value_heads * hd;
-  const out = [['model.embed_tokens.weight', [c.vocab_size, d]], ['model.norm.weight', [d]]];
-  for (let l = 0; l < c.num_hidden_layers; l++) {
-    const p = `model.layers.${l}.`;
-    out.push([`${p}input_layernorm.weight`, [d]], [`${p}post_attention_layernorm.weight`, [d]],
-      [`${p}self_attn.q_proj.weight`, [q, d]], [`${p}self_attn.k_proj.weight`, [kv, d]],
-      [`${p}self_attn.v_proj.weight`, [kv, d]], [`${p}self_attn.o_proj.weight`, [d, q]],
-      [`${p}mlp.gate_proj.weight`, [f, d]], [`${p}mlp.up_proj.weight`, [f, d]], [`${p}mlp.down_proj.weight`, [d, f]]);
-  }
-  return out;
-}
 
 // BF16 bits of float x (round to nearest even).
 const f32 = new Float32Array(1), u32 = new Uint32Array(f32.buffer);
@@ -41,7 +27,7 @@ function bf16(x) {
 // weights 1. A 16 MiB block of random BF16 values is written over and over at shifting offsets (random enough for a
 // speed test, and 2.5 GB are written in seconds).
 export function writeCheckpoint(dir, cfg = CFG) {
-  const list = tensors(cfg);
+  const list = llamaTensors(cfg);
   const header = {};
   let off = 0;
   for (const [name, shape] of list) {

@@ -13,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { layout } from '../tests/js/support/safetensors.mjs';
+import { llamaTensors } from '../tests/js/support/llama.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name, fallback) => {
@@ -37,27 +38,19 @@ function config(layers, positions) {
 }
 
 // BF16 safetensors of seeded uniform weights (std 0.02; norms 1), in memory.
-function checkpoint(layers) {
-  const { hidden: d, heads, kv, headDim: hd, ff } = SHAPE;
-  const tensors = [['model.embed_tokens.weight', [258, d]], ['model.norm.weight', [d], 1]];
-  for (let l = 0; l < layers; l++) {
-    const p = `model.layers.${l}.`;
-    tensors.push([`${p}input_layernorm.weight`, [d], 1], [`${p}post_attention_layernorm.weight`, [d], 1],
-      [`${p}self_attn.q_proj.weight`, [heads * hd, d]], [`${p}self_attn.k_proj.weight`, [kv * hd, d]],
-      [`${p}self_attn.v_proj.weight`, [kv * hd, d]], [`${p}self_attn.o_proj.weight`, [d, heads * hd]],
-      [`${p}mlp.gate_proj.weight`, [ff, d]], [`${p}mlp.up_proj.weight`, [ff, d]], [`${p}mlp.down_proj.weight`, [d, ff]]);
-  }
+function checkpoint(cfg) {
+  const tensors = llamaTensors(cfg);
   const file = layout(tensors.map(([name, shape]) => ({ name, dtype: 'BF16', shape })));
   const data = new Uint16Array(file.data.buffer, file.data.byteOffset, file.data.byteLength / 2);
   const f = new Float32Array(1);
   const u = new Uint32Array(f.buffer);
   let s = 12345;
   let at = 0;
-  for (const [, shape, fill] of tensors) {
+  for (const [name, shape] of tensors) {
     const count = shape.reduce((a, b) => a * b, 1);
     for (let i = 0; i < count; i++) {
-      if (fill !== undefined) {
-        f[0] = fill;
+      if (name.endsWith('norm.weight')) {
+        f[0] = 1;
       } else {
         s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
         f[0] = (s / 4294967296 - 0.5) * 0.0693;  // uniform, std 0.02
@@ -71,8 +64,9 @@ function checkpoint(layers) {
 async function child(n, mode) {
   const { createAttnScope } = await import(join(ROOT, 'bindings/js/index.js'));
   const as = await createAttnScope({ simd: true });
+  const cfg = config(LAYERS, Math.max(...TOKENS));
   const model = await as.loadPretrained({
-    config: config(LAYERS, Math.max(...TOKENS)), weights: checkpoint(LAYERS),
+    config: cfg, weights: checkpoint(cfg),
     tokenizer: readFileSync(join(TOKENIZER_DIR, 'tokenizer.json'), 'utf8'),
   });
   const afterLoad = as.memoryStats().heapSize;

@@ -26,6 +26,7 @@ import { englishWords } from './i18n-walk.js';
 import { createAttnScope } from '../../bindings/js/index.js';
 import { mulberry32 } from '../../web/rng.js';
 import { compareTraces } from '../../web/compare.js';
+import { llamaTensors } from '../js/support/llama.mjs';
 
 const open = useBrowser();
 const shots = process.env.ATTNSCOPE_SHOTS ?? path.join(root, 'build', 'screenshots');
@@ -44,15 +45,7 @@ const CONFIG = {
 
 /** model.safetensors of a Llama with CONFIG's sizes: F32 weights uniform in ±1/sqrt(in) (seeded), norms 1. */
 function checkpoint() {
-  const hd = D / H;
-  const list = [['model.embed_tokens.weight', [258, D]], ['model.norm.weight', [D]], ['lm_head.weight', [258, D]]];
-  for (let l = 0; l < L; l++) {
-    const p = `model.layers.${l}.`;
-    list.push([`${p}input_layernorm.weight`, [D]], [`${p}post_attention_layernorm.weight`, [D]],
-      [`${p}self_attn.q_proj.weight`, [H * hd, D]], [`${p}self_attn.k_proj.weight`, [KV * hd, D]],
-      [`${p}self_attn.v_proj.weight`, [KV * hd, D]], [`${p}self_attn.o_proj.weight`, [D, H * hd]],
-      [`${p}mlp.gate_proj.weight`, [48, D]], [`${p}mlp.up_proj.weight`, [48, D]], [`${p}mlp.down_proj.weight`, [D, 48]]);
-  }
+  const list = llamaTensors(CONFIG);
   const rand = mulberry32(28);
   const header = {};
   const blobs = [];

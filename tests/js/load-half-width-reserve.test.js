@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import { createAttnScope } from 'attnscope';
 import { SIMD } from './helpers.js';
 import { layout } from './support/safetensors.mjs';
+import { llamaTensors } from './support/llama.mjs';
 
 const TOKENIZER = readFileSync(new URL('../fixtures/modern/llama-f32-untied-gqa-llama3/tokenizer.json', import.meta.url), 'utf8');
 const D = 1024;
@@ -25,15 +26,7 @@ const CONFIG = {
   num_attention_heads: 16, num_key_value_heads: 4, max_position_embeddings: 2048, rms_norm_eps: 1e-5,
   rope_theta: 10000, tie_word_embeddings: true, bos_token_id: 256, eos_token_id: 257,
 };
-const KV = (D / 16) * 4;
-const TENSORS = [['model.embed_tokens.weight', [VOCAB, D]], ['model.norm.weight', [D]]];
-for (let i = 0; i < LAYERS; i++) {
-  const p = `model.layers.${i}.`;
-  TENSORS.push([`${p}input_layernorm.weight`, [D]], [`${p}post_attention_layernorm.weight`, [D]],
-    [`${p}self_attn.q_proj.weight`, [D, D]], [`${p}self_attn.k_proj.weight`, [KV, D]],
-    [`${p}self_attn.v_proj.weight`, [KV, D]], [`${p}self_attn.o_proj.weight`, [D, D]],
-    [`${p}mlp.gate_proj.weight`, [FF, D]], [`${p}mlp.up_proj.weight`, [FF, D]], [`${p}mlp.down_proj.weight`, [D, FF]]);
-}
+const TENSORS = llamaTensors(CONFIG);
 const VALUES = TENSORS.reduce((a, [, shape]) => a + shape.reduce((x, y) => x * y, 1), 0); // ~38 M
 
 /** The checkpoint in `dtype` ('BF16' or 'F32'): seeded values in ±0.02, norms 1. */

@@ -16,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { createAttnScope } from 'attnscope';
 import { SIMD } from './helpers.js';
 import { layout } from './support/safetensors.mjs';
+import { llamaTensors } from './support/llama.mjs';
 
 const DIR = new URL('../fixtures/modern/llama-f32-untied-gqa-llama3/', import.meta.url);
 const TOKENIZER = readFileSync(new URL('tokenizer.json', DIR), 'utf8');
@@ -47,15 +48,7 @@ const CONFIG = {
   num_attention_heads: 8, num_key_value_heads: 2, max_position_embeddings: 512, rms_norm_eps: 1e-5, rope_theta: 10000,
   tie_word_embeddings: true, bos_token_id: 256, eos_token_id: 257,
 };
-const KV = (D / 8) * 2;
-const TENSORS = [['model.embed_tokens.weight', [VOCAB, D]], ['model.norm.weight', [D]]];
-for (let i = 0; i < LAYERS; i++) {
-  const p = `model.layers.${i}.`;
-  TENSORS.push([`${p}input_layernorm.weight`, [D]], [`${p}post_attention_layernorm.weight`, [D]],
-    [`${p}self_attn.q_proj.weight`, [D, D]], [`${p}self_attn.k_proj.weight`, [KV, D]],
-    [`${p}self_attn.v_proj.weight`, [KV, D]], [`${p}self_attn.o_proj.weight`, [D, D]],
-    [`${p}mlp.gate_proj.weight`, [FF, D]], [`${p}mlp.up_proj.weight`, [FF, D]], [`${p}mlp.down_proj.weight`, [D, FF]]);
-}
+const TENSORS = llamaTensors(CONFIG);
 const WEIGHTS = safetensors(TENSORS);
 const FILES = { config: CONFIG, weights: WEIGHTS, tokenizer: TOKENIZER };
 // up to 498 tokens: the last one's attention weights alone are 4 layers × 8 heads × 498² floats (32 MB)

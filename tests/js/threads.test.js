@@ -11,6 +11,7 @@ import { createAttnScope } from 'attnscope';
 import { makeGpt2TokenizerJson } from '../fixtures/hf/make_gpt2_tokenizer_json.mjs';
 import { assertClose, mhaReference, randomF32, root } from './helpers.js';
 import { layout } from './support/safetensors.mjs';
+import { llamaTensors } from './support/llama.mjs';
 
 const scalarOnly = process.env.ATTNSCOPE_SIMD === 'false';
 const one = await createAttnScope({ simd: scalarOnly ? false : 'auto', threads: 1 });
@@ -105,18 +106,13 @@ test('loadPretrained: the GPT-2 fixture with 2 threads matches PyTorch and 1 thr
 // A tied BF16 head big enough to be split over the pool (2 · vocab · hidden ≥ 8 MFLOP: heads.cpp lm_logits): a
 // 1-layer Llama with a 32,768-row table, random at test time.
 function tiedLlama() {
-  const V = 32768, D = 128, FF = 256, KV = 64;
+  const V = 32768, D = 128, FF = 256;
   const config = {
     model_type: 'llama', vocab_size: V, hidden_size: D, intermediate_size: FF, num_hidden_layers: 1,
     num_attention_heads: 2, num_key_value_heads: 1, max_position_embeddings: 256, rms_norm_eps: 1e-5,
     rope_theta: 10000, tie_word_embeddings: true, bos_token_id: 256, eos_token_id: 257,
   };
-  const p = 'model.layers.0.';
-  const shapes = [['model.embed_tokens.weight', [V, D]], ['model.norm.weight', [D]],
-    [`${p}input_layernorm.weight`, [D]], [`${p}post_attention_layernorm.weight`, [D]],
-    [`${p}self_attn.q_proj.weight`, [D, D]], [`${p}self_attn.k_proj.weight`, [KV, D]],
-    [`${p}self_attn.v_proj.weight`, [KV, D]], [`${p}self_attn.o_proj.weight`, [D, D]],
-    [`${p}mlp.gate_proj.weight`, [FF, D]], [`${p}mlp.up_proj.weight`, [FF, D]], [`${p}mlp.down_proj.weight`, [D, FF]]];
+  const shapes = llamaTensors(config);
   const file = layout(shapes.map(([name, shape]) => ({ name, dtype: 'BF16', shape })));
   const bits = new Uint16Array(file.data.buffer, file.data.byteOffset, file.data.byteLength / 2);
   const values = randomF32(bits.length, 7);

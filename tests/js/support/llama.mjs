@@ -1,0 +1,18 @@
+// The tensors of a Hugging Face Llama checkpoint (LlamaForCausalLM's state dict) for a config.json object, as
+// [name, shape] in one order: embedding, final norm, lm_head when the head is untied, then each layer's norms,
+// attention and MLP. PyTorch Linear weights are [out, in]; head_dim defaults to hidden_size / num_attention_heads.
+// Shared by the tests and benches that write random Llama-shaped checkpoints at run time (with ./safetensors.mjs).
+export function llamaTensors(c) {
+  const d = c.hidden_size, f = c.intermediate_size, hd = c.head_dim ?? d / c.num_attention_heads;
+  const q = c.num_attention_heads * hd, kv = c.num_key_value_heads * hd;
+  const out = [['model.embed_tokens.weight', [c.vocab_size, d]], ['model.norm.weight', [d]]];
+  if (c.tie_word_embeddings === false) out.push(['lm_head.weight', [c.vocab_size, d]]);
+  for (let l = 0; l < c.num_hidden_layers; l++) {
+    const p = `model.layers.${l}.`;
+    out.push([`${p}input_layernorm.weight`, [d]], [`${p}post_attention_layernorm.weight`, [d]],
+      [`${p}self_attn.q_proj.weight`, [q, d]], [`${p}self_attn.k_proj.weight`, [kv, d]],
+      [`${p}self_attn.v_proj.weight`, [kv, d]], [`${p}self_attn.o_proj.weight`, [d, q]],
+      [`${p}mlp.gate_proj.weight`, [f, d]], [`${p}mlp.up_proj.weight`, [f, d]], [`${p}mlp.down_proj.weight`, [d, f]]);
+  }
+  return out;
+}
