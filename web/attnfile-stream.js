@@ -16,26 +16,10 @@
 import { rolloutStep, headEntropy, headDistance } from './aggregates.js';
 import { headSink } from './sinks.js';
 import { FLOW_MAX_TOKENS } from './flow-work.js';
+import { poolMax } from './render/blockmax.js';
 
 /** Cells a side of a streamed model-view thumbnail at most. */
 export const THUMB = 32;
-
-/** The block-max pooling of one head [rows, cols] with `stride`: [ceil(rows/stride), ceil(cols/stride)]. */
-export function poolMax(w, rows, cols, stride) {
-  const tn = Math.ceil(rows / stride);
-  const tm = Math.ceil(cols / stride);
-  const out = new Float32Array(tn * tm);
-  const block = Int32Array.from({ length: cols }, (_, j) => (j / stride) | 0); // each column's block, once
-  for (let i = 0; i < rows; i++) {
-    const prow = ((i / stride) | 0) * tm;
-    for (let j = 0, at = i * cols; j < cols; j++, at++) {
-      const v = w[at];
-      const q = prow + block[j];
-      if (v > out[q]) out[q] = v;
-    }
-  }
-  return out;
-}
 
 /**
  * Reads heads of the open file in order, reporting progress after each; `each(layer, head, weights)`. The next head's

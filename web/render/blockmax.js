@@ -3,7 +3,8 @@
 // strong link stays visible however far out the view is (averaging would fade it). The blocks tile the window
 // exactly: block a spans rows r0 + ⌊a·span/out⌋ … r0 + ⌊(a+1)·span/out⌋ − 1, so every cell is in one block and a
 // block is one cell when out equals the span. Cells that are not finite (−∞: masked) count only when a block has
-// no finite cell, which is then −∞. Used by the page's big heatmaps (web/views/bigmap.js).
+// no finite cell, which is then −∞. Used by the page's big heatmaps (web/views/bigmap.js). poolMax cuts blocks of a
+// fixed stride instead: the model view's thumbnails.
 
 /** The first cell of block `a` of `out` blocks over `span` cells starting at `start` (a = out gives the end). */
 export const blockStart = (start, span, out, a) => start + Math.floor((a * span) / out);
@@ -49,6 +50,27 @@ export function blockMax(values, rows, cols, win = {}, outRows = rows, outCols =
         const q = o + colBlock[j];
         if (v > out[q]) out[q] = v; // NaN and −∞ never win over a finite value
       }
+    }
+  }
+  return out;
+}
+
+/**
+ * poolMax(w, rows, cols, stride, out) → out: one weight map [rows, cols] (non-negative) pooled by `stride`, each
+ * stride × stride block of cells (the last ones cut short) → its largest value, [ceil(rows/stride), ceil(cols/stride)]
+ * row-major. The model view's thumbnails (web/views/modelview.js) and those of an attention file read head by head
+ * (web/attnfile-stream.js). `out` (that size) is filled in place when given.
+ */
+export function poolMax(w, rows, cols, stride, out = new Float32Array(Math.ceil(rows / stride) * Math.ceil(cols / stride))) {
+  const tm = Math.ceil(cols / stride);
+  out.fill(0);
+  const block = Int32Array.from({ length: cols }, (_, j) => (j / stride) | 0); // each column's block, once
+  for (let i = 0; i < rows; i++) {
+    const prow = ((i / stride) | 0) * tm;
+    for (let j = 0, at = i * cols; j < cols; j++, at++) {
+      const v = w[at];
+      const q = prow + block[j];
+      if (v > out[q]) out[q] = v;
     }
   }
   return out;

@@ -8,6 +8,7 @@
 import { h, fmt } from '../dom.js';
 import * as colors from '../colors.js';
 import { heatmap, packedLut } from './heatmap.js';
+import { poolMax } from '../render/blockmax.js';
 import { t } from '../i18n.js';
 
 const MAX_TILE = 128; // pixels a side of one thumbnail at most (drawn at ≤ 96 CSS px)
@@ -97,16 +98,7 @@ function grid(sec, o, named) {
           }
         }
       } else {
-        pooled.fill(0);
-        for (let i = 0; i < n; i++) {
-          const prow = ((i / s) | 0) * tm;
-          const row = base + i * m;
-          for (let j = 0; j < m; j++) {
-            const v = w[row + j];
-            const q = prow + ((j / s) | 0);
-            if (v > pooled[q]) pooled[q] = v;
-          }
-        }
+        poolMax(w.subarray(base, base + n * m), n, m, s, pooled);
         for (let a = 0; a < tn; a++) {
           let p = (l * pitchY + a) * cw + hd * pitchX;
           for (let b = 0; b < tm; b++) {
