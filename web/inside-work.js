@@ -5,7 +5,7 @@
 
 import { flowWork, qkWork } from './flow-work.js';
 import { inductionScores } from './induction.js';
-import { mayBeLong } from './long.js';
+import { mayBeLong, looksShort } from './long.js';
 import { MAX_TOKENS } from './pipeline.js';
 
 const loss = (lp) => (lp && lp.length ? -lp.reduce((s, x) => s + x, 0) / lp.length : null);
@@ -46,8 +46,10 @@ export async function insideWork(pipeline, s, op, args, onProgress, signal) {
   }
   if (op === 'heads') {
     // a long input (web/long.js): every head's full map would not fit (8 GB at 2,048 tokens through a 1B-shaped
-    // model), so only the sink share, from the run's per-head summaries; `long` says why the rest is absent
-    if (mayBeLong(s.text, MAX_TOKENS)) {
+    // model), so only the sink share, from the run's per-head summaries; `long` says why the rest is absent. As the
+    // page's own run decides (pipeline.maybeLong): a text short by the model's last bytes per token needs no probe.
+    const bytes = new TextEncoder().encode(s.text).length;
+    if (mayBeLong(s.text, MAX_TOKENS) && !looksShort(bytes, pipeline.bytesPerToken?.get(model) ?? 0, MAX_TOKENS)) {
       const probe = model.run(s.text, { trace: 'none', summaries: { topK: 1 } });
       if (probe.n > MAX_TOKENS) {
         const sinkShare = Float32Array.from(probe.layers.flatMap((l) => Array.from(l.attention.summary.sink)));
