@@ -10,14 +10,14 @@
 // The warm-up visits every model once first: the page keeps each bundled model it loaded, and the module's memory
 // grows to its high-water mark (it never shrinks), so flat means no growth after that; a sample at each quarter shows it.
 // Usage: npm run soak:page [-- --keys 1000 --switches 100 --files 50 --seed 31]
-import { readFileSync } from 'node:fs';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startServer } from '../scripts/serve.mjs';
+import { CHROMIUM, CHROMIUM_ARGS } from './chromium_support.mjs';
 
 const arg = (name, def) => {
   const k = process.argv.indexOf(`--${name}`);
@@ -51,9 +51,7 @@ if (built.status !== 0) {
 const { server, url: base } = await startServer({ root: path.join(root, 'build', 'site'), port: 0 });
 const profile = mkdtempSync(path.join(tmpdir(), 'attnscope-soak-'));
 const context = await chromium.launchPersistentContext(profile, {
-  executablePath: '/usr/bin/chromium', headless: true, viewport: { width: 1280, height: 800 },
-  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run',
-    '--disable-sync', '--disable-quic'],
+  executablePath: CHROMIUM, headless: true, viewport: { width: 1280, height: 800 }, args: CHROMIUM_ARGS,
 });
 const page = await context.newPage();
 const errors = [];
