@@ -224,6 +224,10 @@ async function loadThreaded(threads) {
     }), explained(watch.failed, workerFile)]);
   } finally {
     watch.stop();
+    // The blob: URL is needed only to construct the pool's workers, which the glue does once, all of them, while
+    // instantiating (PThread.initMainThread; its getNewWorker never adds one later) and which have run the script
+    // by the time instantiate resolves (each worker's load is a run dependency): freed here, on success or failure.
+    if (workerHref !== workerUrl.href) URL.revokeObjectURL(workerHref);
   }
   const inUse = module.setThreads(threads);
   module.unrefThreads();
