@@ -109,9 +109,19 @@ function merged(weights, groups, U) {
  */
 export function compareTraces(a, b) {
   for (const [name, s] of [['a', a], ['b', b]]) {
-    const n = s?.tokens?.length;
-    if (!n || !(s.weights instanceof Float32Array) || s.weights.length !== n * n) {
-      throw new TypeError(`compareTraces: ${name}.weights must be a Float32Array of ${n ?? '?'}×${n ?? '?'} values (one head), got ${s?.weights?.length ?? typeof s?.weights}`);
+    if (s === null || typeof s !== 'object') throw new TypeError(`compareTraces: ${name} must be { tokens, weights, text?, offsets? }, got ${s === null ? 'null' : typeof s}`);
+    if (!Array.isArray(s.tokens) || !s.tokens.length || !s.tokens.every((t) => typeof t === 'string')) {
+      throw new TypeError(`compareTraces: ${name}.tokens must be a non-empty array of strings`);
+    }
+    const n = s.tokens.length;
+    if (!(s.weights instanceof Float32Array) || s.weights.length !== n * n) {
+      throw new TypeError(`compareTraces: ${name}.weights must be a Float32Array of ${n}×${n} values (one head), got ${s.weights?.length ?? typeof s.weights}`);
+    }
+    if (s.text != null && typeof s.text !== 'string') throw new TypeError(`compareTraces: ${name}.text must be a string, got ${typeof s.text}`);
+    // [start, end) per token (−1: no characters), read only with the text
+    const o = s.offsets;
+    if (o != null && (typeof o !== 'object' || o.length !== 2 * n || !Array.prototype.every.call(o, (v) => Number.isInteger(v)))) {
+      throw new TypeError(`compareTraces: ${name}.offsets must hold 2 × ${n} integers (a start and an end per token)`);
     }
   }
   const al = alignTokens(a, b);

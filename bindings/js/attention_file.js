@@ -82,11 +82,18 @@ export function readAttentionFile(module, bytes) {
  * Only the header is read at open; each head's bytes when it is asked for.
  */
 export async function openAttentionFile(module, source) {
-  const { size, read } = source;
+  const { size } = source;
+  // the source's own failure (a file gone, a read callback that throws) named as this file's read, its error the
+  // cause; an AbortError (a cancelled read) passes as it is
+  const read = (begin, end) => Promise.resolve().then(() => source.read(begin, end)).catch((e) => {
+    if (e?.name === 'AbortError') throw e;
+    throw new Error(`${FN}: reading bytes [${begin}, ${end}) of the file failed: ${e?.message ?? String(e)}`, { cause: e });
+  });
   const { handle, info } = await openHandle(module, size, read);
   let closed = false;
   const tensorOf = (layer, attention) => {
     if (closed) fail('Error', `${FN}: the file is closed`);
+    if (attention !== 'self' && attention !== 'cross') fail(typeof attention === 'string' ? 'RangeError' : 'TypeError', `${FN}: attention (${typeof attention === 'string' ? JSON.stringify(attention) : typeName(attention)}) must be 'self' or 'cross'`);
     const ly = info.layers[layer];
     if (!Number.isInteger(layer) || ly === undefined) fail('RangeError', `${FN}: layer (${layer}) must be from 0 to ${info.layers.length - 1}`);
     if (attention === 'cross' && !ly.cross) fail('RangeError', `${FN}: layer ${layer} has no cross-attention in this file`);

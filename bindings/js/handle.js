@@ -26,6 +26,8 @@ export class Handle {
   static {
     // Module-private: subclasses reach the handle through live(); it is not part of the public surface.
     liveHandle = (self, fn) => {
+      // another object in a Handle's place (e.g. { run() {} } as a model): named, not "Cannot read private member"
+      if (self === null || typeof self !== 'object' || !(#handle in self)) fail('TypeError', `${fn}: expected an attnscope object (a model, tokenizer or file from this package), got another object`);
       if (self.#handle === null) fail('Error', `${fn}: this ${self.#what} has been deleted`);
       return self.#handle;
     };
