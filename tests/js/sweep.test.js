@@ -150,7 +150,12 @@ const badConfig = () => pick([
   () => new TextDecoder().decode(randomBytes(int(200))),
   () => text('bert-model-f32/config.json'),
   () => text(pick(['bad/config-falcon.json', 'bad/gpt2-config-activation-silu.json', 'bad/gpt2-config-scale-attn-by-inverse-layer-idx.json'])),
-  () => ({ ...JSON.parse(GOOD.config), [pick(['n_embd', 'n_head', 'n_layer', 'vocab_size', 'n_positions'])]: pick([...BAD_NUMBERS, 0, '8', null]) }),
+  // n_layer 0 is a valid GPT-2 config (Hugging Face builds a model with no blocks, and so does loadPretrained), so it
+  // gets the bad numbers but not 0
+  () => {
+    const key = pick(['n_embd', 'n_head', 'n_layer', 'vocab_size', 'n_positions']);
+    return { ...JSON.parse(GOOD.config), [key]: pick(key === 'n_layer' ? [...BAD_NUMBERS, '8', null] : [...BAD_NUMBERS, 0, '8', null]) };
+  },
   () => ({ ...JSON.parse(GOOD.config), model_type: pick(['llama', '', 7, null]) }),
   () => ({ ...JSON.parse(GOOD.config), n_embd: 9 }),
   () => pick([1, true, [], [GOOD.config], () => 1, 10n, null, '']),
