@@ -27,11 +27,19 @@ export function typeName(v) {
   if (Array.isArray(v)) return 'Array';
   if (ArrayBuffer.isView(v)) return v.constructor.name;
   if (typeof Blob !== 'undefined' && v instanceof Blob) return v.constructor.name;
+  if (typeof v === 'object') {
+    const tag = Object.prototype.toString.call(v).slice(8, -1); // Map, Date, RegExp, ArrayBuffer, Promise, …
+    if (tag !== 'Object') return tag;
+  }
   return typeof v;
 }
 
-/** An options/config object: an object that is neither an array nor a typed array. */
-export const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v);
+/**
+ * An options/config object: `{ … }` or a class instance, not an array, typed array, Blob, Map, Date, RegExp,
+ * ArrayBuffer or any other built-in with its own tag (a Map given as options would otherwise read as no options).
+ * The tag test, not a prototype test, so that objects from another realm (a vm context, an iframe) still count.
+ */
+export const isPlainObject = (v) => v !== null && typeof v === 'object' && Object.prototype.toString.call(v) === '[object Object]';
 
 /**
  * JS strings may hold lone surrogates; the core takes UTF-8, so they are replaced (one code unit each, offsets
@@ -163,7 +171,7 @@ function checkObject(fn, spec, obj, args, prefix) {
  * cross-argument checks of JS types. Returns the normalised object.
  */
 export function validate(fn, spec, input, { defaults, after, outputs } = {}) {
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+  if (!isPlainObject(input)) {
     fail('TypeError', `${fn}: expected one argument object, got ${typeName(input)}`);
   }
   for (const key of Object.keys(input)) {

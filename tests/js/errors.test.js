@@ -38,6 +38,9 @@ const CASES = [
   ['scaledDotProductAttention', () => as.scaledDotProductAttention({ q: [3e38], k: [3e38], v: [1], nq: 1, nk: 1, dk: 1, dv: 1 }),
     RangeError, 'scaledDotProductAttention: scores is not finite: an intermediate value overflowed float32 (inputs too large)'],
   ['softmax', () => as.softmax({ x: f32(6), rows: 2.5, cols: 3 }), RangeError, 'softmax: rows (2.5) must be an integer'],
+  // a built-in object is not an argument object: a Map's entries are not its keys, so it would read as {}
+  ['softmax', () => as.softmax(new Map([['x', f32(6)], ['rows', 2], ['cols', 3]])), TypeError, 'softmax: expected one argument object, got Map'],
+  ['softmax', () => as.softmax(f32(6)), TypeError, 'softmax: expected one argument object, got Float32Array'],
   ['softmax', () => as.softmax({ x: f32(6), rows: -2, cols: 3 }), RangeError, 'softmax: rows (-2) must be a positive integer'],
   ['softmax', () => as.softmax({ x: f32(6), rows: '2', cols: 3 }), TypeError, 'softmax: rows must be a number, got string'],
   ['softmax', () => as.softmax({ x: f32(6), rows: 2, cols: 3, axis: 1 }), TypeError, "softmax: unknown option 'axis'"],
