@@ -13,6 +13,7 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,10 @@
 #endif
 
 #include "attention/multi_head.h"
+#include "core/weights.h"
 #include "kernels/kernel_entries.h"
 #include "kernels/kernels.h"
+#include "ops/linear.h"
 
 namespace {
 
@@ -118,9 +121,120 @@ void cell(double v) {
   else std::printf(" %8s |", "—");
 }
 
+// ---- decoding at the Llama-3.2-1B shape (issue 30): `attnscope_bench_kernels decode` runs only this. One decoder
+// layer's seven projections as one-row products (ops::linear: the BF16 GEMV, and weights8's Q8_0 path with its
+// activation quantisation), a tied head's rows (ops::table_row_dots: BF16 dots / the Q8_0 GEMV over the transposed
+// table; 32,768 of the 128,256 rows, far out of cache), bytes of weights read per CPU second against a memcpy probe;
+// then a short prompt's rows against Q8_0 weights: ops::linear (integer rows) vs the float GEMM on the same rows
+// (kernels.h gemm_nn_q8, which dequantises W while packing).
+struct Q8W {
+  std::vector<std::int8_t> q;
+  std::vector<float> s;
+  attnscope::core::WeightSpan span() const { return attnscope::core::WeightSpan::q8_0(q.data(), s.data(), q.size()); }
+};
+Q8W q8_of(int k, int n, unsigned seed) {
+  const int kb = (k + kQ8Block - 1) / kQ8Block;
+  Q8W w{std::vector<std::int8_t>(static_cast<std::size_t>(kb) * n * kQ8Block), filled(static_cast<std::size_t>(kb) * n, seed)};
+  unsigned r = seed;
+  for (auto& v : w.q) {
+    r = r * 1664525u + 1013904223u;
+    v = static_cast<std::int8_t>(static_cast<int>(r >> 24) % 255 - 127);
+  }
+  for (auto& v : w.s) v *= 0.01f;
+  return w;
+}
+std::vector<std::uint16_t> bf16_of(std::size_t n, unsigned seed) {
+  const auto f = filled(n, seed);
+  std::vector<std::uint16_t> h(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint32_t u;
+    std::memcpy(&u, &f[i], 4);
+    h[i] = static_cast<std::uint16_t>(u >> 16);
+  }
+  return h;
+}
+
+void decode_bench() {
+  namespace core = attnscope::core;
+  namespace ops = attnscope::ops;
+  const KernelTable& kt = active_kernels();
+  constexpr int d = 2048, f = 8192, kv = 512, head_rows = 32768;
+  std::vector<std::uint8_t> buf(256u << 20, 1);
+  const std::size_t half = buf.size() / 2;
+  median_seconds([&] {
+    std::memcpy(buf.data(), buf.data() + half, half);
+    std::memcpy(buf.data() + half, buf.data(), half);
+  }, 5);
+  const double copy_rate = 2.0 * static_cast<double>(half) / g_last_cpu_median;
+  buf = {};
+  std::printf("Decoding at the Llama-3.2-1B shape (%s): weights read per CPU second; memcpy probe %.2f GB/s (bytes"
+              " read, 256 MiB)\n\n| what | MB BF16 / Q8_0 | BF16 ms | BF16 GB/s | ÷ probe | Q8_0 ms | Q8_0 GB/s |"
+              " ÷ probe | BF16 ÷ Q8_0 time |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n", kt.isa, copy_rate / 1e9);
+  const std::array<std::array<int, 2>, 7> shapes = {{{d, d}, {d, kv}, {d, kv}, {d, d}, {d, f}, {d, f}, {f, d}}};
+  std::vector<std::vector<std::uint16_t>> wb;
+  std::vector<Q8W> wq;
+  unsigned seed = 10;
+  for (const auto& s : shapes) {
+    wb.push_back(bf16_of(static_cast<std::size_t>(s[0]) * s[1], ++seed));
+    wq.push_back(q8_of(s[0], s[1], ++seed));
+  }
+  const auto x = filled(static_cast<std::size_t>(64) * f, 5);
+  std::vector<float> y(static_cast<std::size_t>(64) * f);
+  const auto layer = [&](bool q8, int m, bool float_gemm) {
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      const int k = shapes[i][0], n = shapes[i][1];
+      if (float_gemm) {
+        kt.gemm_nn_q8(m, n, k, 1.0f, x.data(), k, wq[i].q.data(), wq[i].s.data(), n, nullptr, y.data(), n);
+        continue;
+      }
+      const core::WeightSpan w = q8 ? wq[i].span() : core::WeightSpan(wb[i].data(), wb[i].size(), core::WeightType::kBF16);
+      ops::linear(core::ConstMatView{x.data(), m, k, k}, w, {}, core::MatView{y.data(), m, n, n});
+    }
+  };
+  double bytes_b = 0, bytes_q = 0;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    bytes_b += 2.0 * static_cast<double>(wb[i].size());
+    bytes_q += static_cast<double>(wq[i].q.size()) + 4.0 * static_cast<double>(wq[i].s.size());
+  }
+  const auto row = [&](const char* what, double bb, double bq, double tb, double tq) {
+    std::printf("| %s | %.0f / %.0f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", what, bb / 1e6, bq / 1e6,
+                tb * 1e3, bb / tb / 1e9, bb / tb / copy_rate, tq * 1e3, bq / tq / 1e9, bq / tq / copy_rate, tb / tq);
+    std::fflush(stdout);
+  };
+  median_seconds([&] { layer(false, 1, false); }, 7);
+  const double tlb = g_last_cpu_median;
+  median_seconds([&] { layer(true, 1, false); }, 7);
+  row("one layer's 7 projections (ops::linear, 1 row)", bytes_b, bytes_q, tlb, g_last_cpu_median);
+  {
+    const auto tb = bf16_of(static_cast<std::size_t>(head_rows) * d, 40);
+    const Q8W tq = q8_of(d, head_rows, 41);  // the table's transpose [d, rows] (weights8's tied head)
+    std::vector<float> z(head_rows);
+    const std::span<const float> h(x.data(), d);
+    median_seconds([&] { ops::table_row_dots(h, core::WeightSpan(tb.data(), tb.size(), core::WeightType::kBF16), z); }, 7);
+    const double thb = g_last_cpu_median;
+    median_seconds([&] { ops::table_row_dots(h, tq.span(), z); }, 7);
+    row("tied head, 32,768 rows (ops::table_row_dots)", 2.0 * static_cast<double>(tb.size()),
+        static_cast<double>(tq.q.size()) + 4.0 * static_cast<double>(tq.s.size()), thb, g_last_cpu_median);
+  }
+  std::printf("\nA short prompt against Q8_0 weights (one layer's 7 projections), CPU ms: ops::linear (integer rows up"
+              " to 32 rows, else the float GEMM) vs the float GEMM on the same rows (gemm_nn_q8)\n\n"
+              "| rows | ops::linear ms | float GEMM ms | float ÷ ops::linear |\n|---:|---:|---:|---:|\n");
+  for (const int m : {2, 8, 16, 32, 64}) {
+    median_seconds([&] { layer(true, m, false); }, 5);
+    const double ti = g_last_cpu_median;
+    median_seconds([&] { layer(true, m, true); }, 5);
+    std::printf("| %d | %.2f | %.2f | %.2f |\n", m, ti * 1e3, g_last_cpu_median * 1e3, g_last_cpu_median / ti);
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "decode") {
+    decode_bench();
+    return 0;
+  }
   const Entries entries = collect();
 #if defined(__EMSCRIPTEN__)
   std::printf("attnscope kernels bench (wasm, %s, active table: %s)\n\n", __VERSION__, active_kernels().isa);

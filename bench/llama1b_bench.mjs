@@ -113,8 +113,8 @@ try {
   const tokS = median(decodeRates);
   const c = CFG, d = c.hidden_size, hd = c.head_dim;
   const perLayer = d * c.num_attention_heads * hd * 2 + d * c.num_key_value_heads * hd * 2 + 3 * d * c.intermediate_size;
-  // BF16 (or Q8_0: 34 bytes per 32 weights) projections + the tied head, which reads the BF16 table
-  const weightBytes = (weights8 ? 34 / 32 : 2) * c.num_hidden_layers * perLayer + 2 * c.vocab_size * d;
+  // BF16 (or Q8_0: 32 bytes + a float32 scale per 32 weights) projections + the tied head's table (weights8: Q8_0 too)
+  const weightBytes = (weights8 ? 36 / 32 : 2) * (c.num_hidden_layers * perLayer + c.vocab_size * d);
   const readRate = tokS * weightBytes;
   const params = c.num_hidden_layers * perLayer + c.vocab_size * d;  // weights in matrix products per token
   const rss = process.resourceUsage().maxRSS * 1024;

@@ -375,15 +375,16 @@ export interface PretrainedOptions {
   /** tokenizer.json (text or parsed), { vocab, merges } (GPT-2 files) or { vocab, lowercase } (BERT vocab.txt) */
   tokenizer: string | Record<string, unknown> | { vocab: string | Record<string, number>; merges: string } | { vocab: string; lowercase?: boolean };
   /**
-   * Decoder checkpoints (and GPT-2 / BERT): quantise every projection and untied head matrix to 8-bit blocks as it
+   * Decoder checkpoints (and GPT-2 / BERT): quantise every projection and head matrix to 8-bit blocks as it
    * loads, GGUF's Q8_0 scheme (32 weights along the input dimension + one float32 scale: value = q · scale, q an
    * integer in [-127, 127]); about 1.1 bytes per weight instead of 2 (BF16/F16) or 4 (F32), for models that would
-   * not fit otherwise (Llama-3.2-3B is 6.4 GB of BF16). The embedding table stays at its stored width. Each matrix
-   * product with these weights also rounds its input rows to 8-bit blocks (weights and activations 8-bit, as
-   * llama.cpp's Q8_0; a decoding step then runs in integer dot products). Results are then APPROXIMATE: on the tiny
-   * random test checkpoints attention weights moved by up to 0.10 and hidden states by up to 0.96 (at most 5.3 % of
-   * a layer output's largest value) against the same checkpoint at its stored width (README "8-bit weights").
-   * Default false.
+   * not fit otherwise (Llama-3.2-3B is 6.4 GB of BF16). A tied head's embedding table is quantised too (blocks along
+   * the hidden size: the lookup dequantises a row); an untied model's embedding table stays at its stored width. Each
+   * matrix product with these weights also rounds its input rows to 8-bit blocks (weights and activations 8-bit, as
+   * llama.cpp's Q8_0; decoding steps and short prompts then run in integer dot products). Results are then
+   * APPROXIMATE: on the tiny random test checkpoints attention weights moved by up to 0.10 and hidden states by up
+   * to 1.11 (at most 6.1 % of a layer output's largest value) against the same checkpoint at its stored width, the
+   * next token unchanged on every test text (README "8-bit weights"). Default false.
    */
   weights8?: boolean;
   /** called while the weights load, non-decreasing in [0, 1] */

@@ -1,7 +1,8 @@
 // q8-wasmsimd.cpp: the SIMD128 Q8_0 GEMV of a decoding step (kernels.h QuantizeQ8Fn / GemvQ8Fn), in integers as
 // llama.cpp's: the activation row is quantised to Q8_0 once per GEMV (q8_quantize__wasmsimd), then each 32-weight
-// block's dot with it is exact int32: the int8 halves are sign-extended to i16x8 and multiplied pairwise-added by
-// i32x4.dot_i16x8_s (pmaddwd on x64), four per block; 4 columns at a time (their blocks of one k range: 128
+// block's dot with it is exact int32: the weights' int8 pairs, read as i16x8, are split by a shift and a mask into
+// 256 × their even and odd values and multiplied pairwise-added with the x block's by i32x4.dot_i16x8_s (pmaddwd on
+// x64), four per block (block_dot4); 4 columns at a time (their blocks of one k range: 128
 // contiguous bytes), their four i32x4 partial sums transposed-added to one i32x4 of block sums, converted once and
 // multiplied by the 4 columns' scales × the activation block's scale, added to y. One block row (all columns of one
 // k range, contiguous) after the other, so the weights are read in memory order; the x block's i16 halves are
@@ -17,25 +18,31 @@
 namespace attnscope::kernels {
 namespace {
 
-// the x block's 32 int8 as four i16x8
+// The x block's 32 int8 as i16x8: its even-indexed values (x[0], x[2], … of each 16-byte half) and its odd ones,
+// sign-extended, once per block for all columns.
 struct XBlock {
-  v128_t a, b, c, d;
+  v128_t e0, o0, e1, o1;
   explicit XBlock(const std::int8_t* x) {
     const v128_t x0 = wasm_v128_load(x), x1 = wasm_v128_load(x + 16);
-    a = wasm_i16x8_extend_low_i8x16(x0);
-    b = wasm_i16x8_extend_high_i8x16(x0);
-    c = wasm_i16x8_extend_low_i8x16(x1);
-    d = wasm_i16x8_extend_high_i8x16(x1);
+    e0 = wasm_i16x8_shr(wasm_i16x8_shl(x0, 8), 8);
+    o0 = wasm_i16x8_shr(x0, 8);
+    e1 = wasm_i16x8_shr(wasm_i16x8_shl(x1, 8), 8);
+    o1 = wasm_i16x8_shr(x1, 8);
   }
 };
 
-// one weight block (32 int8 at w) against the x block: four int32 partial sums whose total is the block dot
+// One weight block (32 int8 at w) against the x block: four int32 partial sums whose total is 256 × the block dot.
+// Read as i16x8, lane i of a 16-byte half holds w[2i] in its low byte and w[2i + 1] in its high byte: shifting left
+// by 8 gives 256 · w[2i], masking the low byte off gives 256 · w[2i + 1], both exact in int16 (|w| ≤ 128), one
+// operation each instead of a sign extension (two on x64 for a high half); i32x4.dot_i16x8_s (pmaddwd) then pairs
+// them with the x block's even / odd values. |256 · Σ| ≤ 256 · 32 · 128 · 127 < 2^31: exact in int32.
 inline v128_t block_dot4(const std::int8_t* w, const XBlock& x) {
   const v128_t w0 = wasm_v128_load(w), w1 = wasm_v128_load(w + 16);
-  const v128_t s0 = wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(w0), x.a),
-                                   wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(w0), x.b));
-  const v128_t s1 = wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_i16x8_extend_low_i8x16(w1), x.c),
-                                   wasm_i32x4_dot_i16x8(wasm_i16x8_extend_high_i8x16(w1), x.d));
+  const v128_t hi = wasm_i16x8_splat(static_cast<std::int16_t>(0xFF00));
+  const v128_t s0 = wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_i16x8_shl(w0, 8), x.e0),
+                                   wasm_i32x4_dot_i16x8(wasm_v128_and(w0, hi), x.o0));
+  const v128_t s1 = wasm_i32x4_add(wasm_i32x4_dot_i16x8(wasm_i16x8_shl(w1, 8), x.e1),
+                                   wasm_i32x4_dot_i16x8(wasm_v128_and(w1, hi), x.o1));
   return wasm_i32x4_add(s0, s1);
 }
 
@@ -96,10 +103,12 @@ void q8_gemv_4__wasmsimd(int k, int n, const std::int8_t* xq, const float* xs, c
       const v128_t t23 = wasm_i32x4_add(wasm_i32x4_shuffle(s2, s3, 0, 4, 1, 5), wasm_i32x4_shuffle(s2, s3, 2, 6, 3, 7));
       const v128_t sums = wasm_i32x4_add(wasm_i32x4_shuffle(t01, t23, 0, 1, 4, 5), wasm_i32x4_shuffle(t01, t23, 2, 3, 6, 7));
       const v128_t scale = wasm_f32x4_mul(wasm_v128_load(sb + j), xsb);
-      wasm_v128_store(y + j, wasm_f32x4_add(wasm_v128_load(y + j), wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sums), scale)));
+      // float(256 · dot) · 2^-8 = float(dot) exactly (an integer, never subnormal): the scalar twin's value
+      const v128_t dots = wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sums), wasm_f32x4_splat(0x1.0p-8f));
+      wasm_v128_store(y + j, wasm_f32x4_add(wasm_v128_load(y + j), wasm_f32x4_mul(dots, scale)));
     }
     for (int j = n4; j < n; ++j) {
-      y[j] += static_cast<float>(hsum_i32(block_dot4(qb + static_cast<std::ptrdiff_t>(j) * kQ8Block, x))) * (sb[j] * xs[b]);
+      y[j] += static_cast<float>(hsum_i32(block_dot4(qb + static_cast<std::ptrdiff_t>(j) * kQ8Block, x)) / 256) * (sb[j] * xs[b]);
     }
   }
   if (bias != nullptr) {

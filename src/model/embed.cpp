@@ -24,8 +24,8 @@ void token_row(const EmbedArgs& a, std::int32_t id, const std::string& text, std
     // a checkpoint's table may be half-width: the row is widened as it is read
     const core::WeightSpan table = a.params->weight("embedding.weight");
     const auto d = static_cast<std::size_t>(a.m->d_model);
-    if (!table.empty() && id >= 0 && static_cast<std::size_t>(id) < table.size() / d) {
-      ops::weight_row(table, static_cast<std::size_t>(id), d, out);
+    if (!table.empty() && id >= 0 && static_cast<std::size_t>(id) < ops::table_rows(table, d)) {
+      ops::table_row(table, static_cast<std::size_t>(id), d, out);
       return;
     }
     seeded_row(a.seed, static_cast<std::uint64_t>(static_cast<std::uint32_t>(id)), out);

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/parallel.h"
 #include "model/block.h"
 #include "ops/activations.h"
 #include "ops/linear.h"
@@ -46,7 +45,7 @@ std::vector<double> lm_direction(const EmbedArgs& a, const RunVocab& vocab, std:
     ops::weight_column(a.params->weight("lm_head.weight"), D, static_cast<std::size_t>(count),
                        static_cast<std::size_t>(id), row);
   } else if (matrix_head(a, count)) {
-    ops::weight_row(a.params->weight("embedding.weight"), static_cast<std::size_t>(id), D, row);
+    ops::table_row(a.params->weight("embedding.weight"), static_cast<std::size_t>(id), D, row);
   } else {
     token_row(a, id, a.encoder->fixed_vocabulary() ? std::string() : vocab.tokens[static_cast<std::size_t>(id)], row);
   }
@@ -86,15 +85,9 @@ std::vector<double> lm_logits(const EmbedArgs& a, const RunVocab& vocab, std::sp
       ops::linear(core::ConstMatView{h.data(), 1, d, d}, w, b.empty() ? b : b.first(V),
                   core::MatView{z.data(), 1, count, count});
     } else {
-      // tied: one dot per vocabulary row, rows split over the pool (each z[v] is the same call whatever the
-      // split, so results equal the one-thread ones bit for bit; a 128,256 x 2,048 table is 0.5 GFLOP per token)
-      const std::span<const float> hd(h.data(), D);
-      core::parallel_for(static_cast<std::int64_t>(V), 256, 2.0 * static_cast<double>(V) * static_cast<double>(D),
-                         [&](std::int64_t begin, std::int64_t end, int) {
-                           for (auto v = static_cast<std::size_t>(begin); v < static_cast<std::size_t>(end); ++v) {
-                             z[v] = ops::weight_row_dot(hd, table, v);
-                           }
-                         });
+      // tied: logit_v = h · E_v for every vocabulary row (a dot per row on the pool; weights8's Q8_0 table: the
+      // integer GEMV, h quantised to 8 bits as every weights8 product's input)
+      ops::table_row_dots(std::span<const float>(h.data(), D), table, z);
     }
     // BART / Marian: final_logits_bias (BartForConditionalGeneration: lm_logits + final_logits_bias)
     if (a.m->head.logits_bias) {

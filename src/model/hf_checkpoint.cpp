@@ -369,8 +369,11 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin_shar
     for (const Mapped& m : sh.mapped) {
       for (const TensorTarget& t : m.targets) {
         half_target[t.name] = m.entry.dtype == "BF16" || m.entry.dtype == "F16";
-        // a PyTorch Linear weight [out, in] transposed to [in, out], blocks of 32 along in (as GGUF's Q8_0 rows)
-        q8_target[t.name] = weights8 && t.op == Op::kTranspose && t.name != "embedding.weight";
+        // a PyTorch Linear weight [out, in] transposed to [in, out], blocks of 32 along in (as GGUF's Q8_0 rows);
+        // a tied head's table [vocab, d] too (quantised along d, stored as the layout of its transpose [d, vocab]:
+        // Parameters::allocate_q8), so the head's one row per token runs the integer GEMV
+        q8_target[t.name] = weights8 && (t.op == Op::kTranspose ||
+                                         (t.name == "embedding.weight" && !l->cfg_.description.head.lm_head));
       }
     }
   }
@@ -395,10 +398,11 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin_shar
         // matrices stay at the file's width; vectors (norms, biases) are small and read by float32 code
         if (q8_target.at(t.name)) {
           Storage st;
-          st.q8 = l->params_.allocate_q8(t.name);
+          const bool table = t.name == "embedding.weight";  // kCopy of [vocab, d]: its rows are the Linear's [out, in]
+          st.q8 = l->params_.allocate_q8(t.name, table);
           st.pending.assign(core::kQ8Block, 0.0f);
-          st.out = t.rows;
-          st.in = t.cols;
+          st.out = table ? static_cast<int>(m.entry.shape[0]) : t.rows;
+          st.in = table ? static_cast<int>(m.entry.shape[1]) : t.cols;
           l->storage_[t.name] = std::move(st);
         } else if (half && Parameters::stays_half(t.name, l->params_.tensors().at(t.name).shape)) {
           Storage st;

@@ -92,9 +92,10 @@ class HfCheckpointLoader {
   static core::Result<std::unique_ptr<HfCheckpointLoader>> begin(std::string_view config_json, TextEncoder tokenizer,
                                                                  std::span<const std::uint8_t> header,
                                                                  std::uint64_t file_size, const char* op);
-  // weights8 (loadPretrained's option): every projection and untied head matrix is quantised to Q8_0 blocks (32
-  // values along the input dimension, the last block zero-padded) as it loads (kernels.h; about 1.06 bytes per weight, approximate results); the
-  // embedding table stays at its stored width.
+  // weights8 (loadPretrained's option): every projection and head matrix is quantised to Q8_0 blocks (32
+  // values along the input dimension, the last block zero-padded) as it loads (kernels.h; about 1.06 bytes per weight, approximate results); a
+  // tied head's embedding table too (blocks along d_model; the lookup dequantises a row), an untied model's embedding
+  // table stays at its stored width.
   // A sharded checkpoint (model.safetensors.index.json's files, in any order): each shard's header and size. A
   // tensor the model needs that is in no shard, or in two, is an error naming it.
   static core::Result<std::unique_ptr<HfCheckpointLoader>> begin_shards(

@@ -226,11 +226,11 @@ bool Parameters::stays_half(const std::string& name, const std::vector<int>& sha
          !ends_with("relative_bias");
 }
 
-Parameters::Q8Storage Parameters::allocate_q8(const std::string& name) {
+Parameters::Q8Storage Parameters::allocate_q8(const std::string& name, bool table) {
   Tensor& t = tensors_.at(name);
-  // [in, out]: ceil(in / 32) block rows of out blocks, the last zero-padded
-  const auto blocks = static_cast<std::size_t>((t.shape[0] + core::kQ8Block - 1) / core::kQ8Block) *
-                      static_cast<std::size_t>(t.shape[1]);
+  // [in, out]: ceil(in / 32) block rows of out blocks, the last zero-padded (a table: in = its cols, out = its rows)
+  const int in = table ? t.shape[1] : t.shape[0], out = table ? t.shape[0] : t.shape[1];
+  const auto blocks = static_cast<std::size_t>((in + core::kQ8Block - 1) / core::kQ8Block) * static_cast<std::size_t>(out);
   t.q8.assign(blocks * core::kQ8Block, std::int8_t{0});
   t.q8_scales.assign(blocks, 0.0f);
   t.type = core::WeightType::kQ8_0;

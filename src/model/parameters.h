@@ -65,11 +65,13 @@ class Parameters {
   // weight() (projections, embedding and head tables); vectors and the position / token-type tables are widened.
   static bool stays_half(const std::string& name, const std::vector<int>& shape);
   // A [in, out] matrix stored as Q8_0 blocks (kernels.h): values [ceil(in/32)·32·out] and scales [ceil(in/32)·out].
+  // `table`: a [rows, cols] table (a tied head's embedding) quantised along its rows, stored as the same layout of
+  // its transpose [cols, rows] (ops/linear.h table_row: the head's logits are then a GEMV over it).
   struct Q8Storage {
     std::int8_t* q = nullptr;
     float* scales = nullptr;
   };
-  Q8Storage allocate_q8(const std::string& name);
+  Q8Storage allocate_q8(const std::string& name, bool table = false);
   // The same for a matrix kept half-width (type kBF16 or kF16): its 16-bit storage, zeros.
   std::span<std::uint16_t> allocate_half(const std::string& name, core::WeightType type);
   core::Status check_finite(const char* op, const char* arg,

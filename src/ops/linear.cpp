@@ -65,10 +65,43 @@ void gemv_x16(core::ConstMatView x, const core::WeightSpan& w, std::span<const f
   });
 }
 
+// A short prompt's rows (at most kQ8IntegerRows) against a Q8_0 W run in integers too: every row is quantised once,
+// then for each column chunk small enough to stay in L2 (kb block rows × nc columns × 36 bytes ≲ 128 KB) the integer
+// GEMV runs row after row over it, so W is read from memory once. Each row's result is the GEMV's bit for bit (the
+// same kernel on the same operands), so a prompt row equals a decoding step's. The float GEMM (below) would first
+// dequantise all of W while packing it, which for a few rows costs more than the products (44 % of a short generate).
+constexpr int kQ8IntegerRows = 32;
+
+void q8_rows(core::ConstMatView x, const core::WeightSpan& w, std::span<const float> b, core::MatView y, std::size_t kb) {
+  const kernels::KernelTable& kt = kernels::active_kernels();
+  const auto B = static_cast<std::size_t>(kernels::kQ8Block);
+  const auto rows = static_cast<std::size_t>(x.rows);
+  std::vector<std::int8_t> xq(rows * kb * B);
+  std::vector<float> xs(rows * kb);
+  for (std::size_t i = 0; i < rows; ++i) {
+    kt.quantize_q8(x.cols, x.data + static_cast<std::ptrdiff_t>(i) * x.ld, xq.data() + i * kb * B, xs.data() + i * kb);
+  }
+  const int nc = std::max(4, static_cast<int>(131072 / (kb * 36)) / 4 * 4);
+  const std::int64_t blocks = (y.cols + 255) / 256;
+  core::parallel_for(blocks, 1, 2.0 * x.rows * x.cols * y.cols, [&](std::int64_t begin, std::int64_t end, int) {
+    const int j0 = static_cast<int>(begin * 256);
+    const int j1 = static_cast<int>(std::min<std::int64_t>(end * 256, y.cols));
+    for (int c0 = j0; c0 < j1; c0 += nc) {
+      const int c1 = std::min(c0 + nc, j1);
+      const std::int8_t* q = w.q8() + static_cast<std::ptrdiff_t>(c0) * kernels::kQ8Block;
+      for (std::size_t i = 0; i < rows; ++i) {
+        kt.gemv_q8(x.cols, c1 - c0, xq.data() + i * kb * B, xs.data() + i * kb, q, w.scales + c0, y.cols,
+                   b.empty() ? nullptr : b.data() + c0, y.data + static_cast<std::ptrdiff_t>(i) * y.ld + c0);
+      }
+    }
+  });
+}
+
 // x · W for a Q8_0 W [in, out] (kernels.h layout, ldb = out), weights and activations 8-bit as llama.cpp's: each row
 // of x is quantised to Q8_0 blocks once (kernels.h QuantizeQ8Fn); one row (a decoding step) then runs the integer
-// GEMV, more rows (a prompt) the float GEMM on those rows dequantised (xq · xs: the same activation values, so a
-// prompt's and a decoding step's numerics agree up to float summation order). Column blocks of 256 go to the pool
+// GEMV, up to kQ8IntegerRows rows (a short prompt) the same GEMV row by row (q8_rows), more rows (a long prompt) the
+// float GEMM on those rows dequantised (xq · xs: the same activation values, so its numerics agree with a decoding
+// step's up to float summation order). Column blocks of 256 go to the pool
 // (a block of the layout holds one column, so a column range is a pointer offset).
 void linear_q8(core::ConstMatView x, const core::WeightSpan& w, std::span<const float> b, core::MatView y) {
   const kernels::KernelTable& kt = kernels::active_kernels();
@@ -79,6 +112,10 @@ void linear_q8(core::ConstMatView x, const core::WeightSpan& w, std::span<const 
   std::vector<std::int8_t> xq(kb * B);
   std::vector<float> xs(kb);
   std::vector<float> xd;  // prompt rows: quantised and dequantised, [rows, cols]
+  if (x.rows > 1 && x.rows <= kQ8IntegerRows) {
+    q8_rows(x, w, b, y, kb);
+    return;
+  }
   if (x.rows > 1) {
     xd.resize(static_cast<std::size_t>(x.rows) * static_cast<std::size_t>(x.cols));
     for (int i = 0; i < x.rows; ++i) {
@@ -95,7 +132,15 @@ void linear_q8(core::ConstMatView x, const core::WeightSpan& w, std::span<const 
     const std::int8_t* q = w.q8() + static_cast<std::ptrdiff_t>(j0) * kernels::kQ8Block;
     const float* bias = b.empty() ? nullptr : b.data() + j0;
     if (x.rows == 1) {
-      kt.gemv_q8(x.cols, j1 - j0, xq.data(), xs.data(), q, w.scales + j0, y.cols, bias, y.data + j0);
+      // column chunks of at most kGemvChunk: the GEMV sweeps its block rows over all its columns, adding into y each
+      // time, so y's chunk stays in L1 (a tied head's 49,152-128,256 columns would not) while each block row's
+      // chunk is one contiguous run of 64 KB
+      constexpr int kGemvChunk = 2048;
+      for (int c0 = j0; c0 < j1; c0 += kGemvChunk) {
+        const int c1 = std::min(c0 + kGemvChunk, j1);
+        kt.gemv_q8(x.cols, c1 - c0, xq.data(), xs.data(), w.q8() + static_cast<std::ptrdiff_t>(c0) * kernels::kQ8Block,
+                   w.scales + c0, y.cols, bias == nullptr ? nullptr : b.data() + c0, y.data + c0);
+      }
     } else {
       kt.gemm_nn_q8(x.rows, j1 - j0, x.cols, 1.0f, xd.data(), x.cols, q, w.scales + j0, y.cols, bias, y.data + j0, y.ld);
     }
@@ -200,6 +245,41 @@ float weight_row_dot(std::span<const float> h, const core::WeightSpan& w, std::s
   const std::size_t d = h.size();
   if (w.is_f32()) return kt.dot(d, h.data(), w.f32().data() + row * d);
   return (w.type == core::WeightType::kBF16 ? kt.dot_bf16 : kt.dot_f16)(d, h.data(), w.bits() + row * d);
+}
+
+std::size_t table_rows(const core::WeightSpan& w, std::size_t cols) {
+  if (w.q8() == nullptr) return w.size() / cols;
+  const auto B = static_cast<std::size_t>(kernels::kQ8Block);
+  return w.size() / ((cols + B - 1) / B * B);
+}
+
+void table_row(const core::WeightSpan& w, std::size_t row, std::size_t cols, std::span<float> out) {
+  if (w.q8() == nullptr) {
+    weight_row(w, row, cols, out);
+    return;
+  }
+  weight_column(w, cols, table_rows(w, cols), row, out);  // row `row` of the table = column `row` of its transpose
+}
+
+void table_row_dots(std::span<const float> h, const core::WeightSpan& w, std::span<float> out) {
+  const std::size_t d = h.size();
+  if (w.q8() != nullptr) {
+    // the transpose [d, rows] as a weights8 matrix: h · it, one row through linear_q8's integer GEMV
+    const std::size_t rows = table_rows(w, d);
+    std::vector<float> z(rows);
+    linear_q8(core::ConstMatView{h.data(), 1, static_cast<int>(d), static_cast<int>(d)}, w, {},
+              core::MatView{z.data(), 1, static_cast<int>(rows), static_cast<int>(rows)});
+    std::copy_n(z.begin(), std::min(rows, out.size()), out.begin());
+    return;
+  }
+  // one dot per row, rows split over the pool (each out[v] is the same call whatever the split, so results equal
+  // the one-thread ones bit for bit; a 128,256 x 2,048 table is 0.5 GFLOP per token)
+  core::parallel_for(static_cast<std::int64_t>(out.size()), 256, 2.0 * static_cast<double>(out.size()) * static_cast<double>(d),
+                     [&](std::int64_t begin, std::int64_t end, int) {
+                       for (auto v = static_cast<std::size_t>(begin); v < static_cast<std::size_t>(end); ++v) {
+                         out[v] = weight_row_dot(h, w, v);
+                       }
+                     });
 }
 
 }  // namespace attnscope::ops

@@ -36,4 +36,15 @@ void weight_row(const core::WeightSpan& w, std::size_t row, std::size_t cols, st
 void weight_column(const core::WeightSpan& w, std::size_t rows, std::size_t cols, std::size_t col, std::span<float> out);
 float weight_row_dot(std::span<const float> h, const core::WeightSpan& w, std::size_t row);
 
+// A [rows, cols] token table (an embedding, a tied head) read by rows. Float32 and half-width tables are row-major; a
+// Q8_0 table (weights8's tied head) is quantised along each row and stored as kernels.h's layout of its transpose
+// [cols, rows] (model::Parameters::allocate_q8 `table`). table_rows: the rows it holds.
+std::size_t table_rows(const core::WeightSpan& w, std::size_t cols);
+// Row `row`, widened (Q8_0: dequantised, q · scale) to float32 into out (cols floats).
+void table_row(const core::WeightSpan& w, std::size_t row, std::size_t cols, std::span<float> out);
+// out[v] = h · row v for v < out.size() (a tied head's logits; h.size() = cols), rows split over the pool. Float32 /
+// half-width: a float32 dot per row. Q8_0: h is quantised to Q8_0 too and the rows run the integer GEMV (kernels.h
+// GemvQ8Fn), as any weights8 matrix product.
+void table_row_dots(std::span<const float> h, const core::WeightSpan& w, std::span<float> out);
+
 }  // namespace attnscope::ops
