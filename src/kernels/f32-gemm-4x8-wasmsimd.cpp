@@ -3,17 +3,17 @@
 // Shape: B is packed, per K block of kc, into panels of 8 columns ([kc][8], alpha folded in, zero-padded past n),
 // N blocked by kNc = 256 so a packed block (kc x nc <= kBlockFloats, 256 KiB) stays in L2; kc is kKc = 256, longer
 // (up to kKcMax = 1024) when B is narrower than 256 columns (weights·V: head_dim = 64 columns, K = n), which keeps
-// the C tiles in registers across 4x more of K (issue 30: weights·V +5-18 % at n = 128..1024). Each 4-row block of
-// A is packed too, [kc][4] (4-16 KiB, L1), once per B block and reused by all its panels: the micro-kernel then
-// broadcasts the 4 A values of one k with v128.load32_splat from ONE pointer at immediate offsets 0..12 (one pointer
-// bump per k instead of four; measured +7-9 % over reading the 4 rows of the row-major A in place). The 4x8
-// micro-kernel keeps 8 f32x4 accumulators, reads the 8 B values of one k as two v128 loads, and runs all the full
-// panels of a row block in one call (ukernel_4x8_row: Q·Kᵀ's K of 64 made the per-call set-up, an indirect call
-// for the relaxed kernel, a visible share). Tails: a row tail (m % 4) packs copies of the last valid row (their
-// stores land on that row with equal values); a column tail (n % 8) goes through an 8-wide scratch tile. The first
-// K block starts from bias (or 0), later ones from C. Workspace: a thread_local std::vector grown on demand (at most
-// kBlockFloats + kNc + 4·kKcMax + 16 floats, 273 KiB), kept for the life of the thread — the only allocation in
-// kernels/. Numerics differ from the scalar twin only by summation order and alpha being applied to B
+// the C tiles in registers across 4x more of K (issue 30: the weights·V GEMMs alone +2-17 % at n = 64..1024). Each
+// 4-row block of A is packed too, [kc][4] (4-16 KiB, L1), once per B block and reused by all its panels: the
+// micro-kernel then broadcasts the 4 A values of one k with v128.load32_splat from ONE pointer at immediate offsets
+// 0..12 (one pointer bump per k instead of four; measured +7-9 % over reading the 4 rows of the row-major A in
+// place). The 4x8 micro-kernel keeps 8 f32x4 accumulators, reads the 8 B values of one k as two v128 loads, and runs
+// all the full panels of a row block in one call (ukernel_4x8_row: Q·Kᵀ's K of 64 made the per-call set-up, an
+// indirect call for the relaxed kernel, a visible share). Tails: a row tail (m % 4) packs copies of the last valid
+// row (their stores land on that row with equal values); a column tail (n % 8) goes through an 8-wide scratch tile.
+// The first K block starts from bias (or 0), later ones from C. Workspace: a thread_local std::vector grown on demand
+// (at most kBlockFloats + kNc + 4·kKcMax + 16 floats, 273 KiB), kept for the life of the thread — the only
+// allocation in kernels/. Numerics differ from the scalar twin only by summation order and alpha being applied to B
 // (round(alpha·b) products); the K block length does not change them (a float32 partial sum stored to C and
 // reloaded is unchanged).
 // Tile shape (issue 30, measured 2026-11-27 on the 2-core Zen 3 EPYC, Node 20, each against the SIMD128 probe of

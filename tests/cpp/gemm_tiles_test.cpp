@@ -10,8 +10,9 @@
 //     that must survive, and with bias and alpha.
 // Tolerance: |got − want| <= 1e-6 + 2e-6·sqrt(k)·Σ_p |alpha·a_ip·b_pj| (float32 rounding grows like sqrt(k)·2^-24 per
 // summed magnitude for these random inputs; a wrong index or a lost K block is O(1) off). The wasm build has both ISAs
-// in one binary, so the SIMD kernel is also checked against the scalar reference twin with the same bound. The relaxed
-// (fused multiply-add) micro-kernel is loaded by JS and is checked against its contract by tests/js/gemm-ukernel.test.js.
+// in one binary, so the SIMD kernel is also checked against the scalar reference twin with the same bound. The
+// relaxed (fused multiply-add) micro-kernel is loaded by JS and checked against its contract by
+// tests/js/gemm-ukernel.test.js.
 #include <catch.hpp>
 
 #include <cmath>
@@ -95,7 +96,8 @@ std::vector<Case> awkward_cases() {
   };
   // every column tail after 0..5 full panels, with a row tail of 1..3 rows
   for (int p = 0; p <= 5; ++p)
-    for (int r = 1; r <= 7; r += 3) cases.push_back({4 * p + 1 + (p + r) % 3, 8 * p + r, 40 + 17 * p, p % 2, 1.0f, p % 2 == 0});
+    for (int r = 1; r <= 7; r += 3)
+      cases.push_back({4 * p + 1 + (p + r) % 3, 8 * p + r, 40 + 17 * p, p % 2, 1.0f, p % 2 == 0});
   return cases;
 }
 
@@ -126,15 +128,18 @@ void run_suite(bool trans_b, const std::vector<KernelEntry<Fn>>& list) {
 
 }  // namespace
 
-TEST_CASE("gemm_nn tiles: awkward m, n, k (1x1, k = 1, tails, long K, strides) against float64", "[kernels][gemm][tiles]") {
+TEST_CASE("gemm_nn tiles: awkward m, n, k (1x1, k = 1, tails, long K, strides) against float64",
+          "[kernels][gemm][tiles]") {
   run_suite(false, kernel_entries().gemm_nn);
 }
 
-TEST_CASE("gemm_nt tiles: awkward m, n, k (1x1, k = 1, tails, long K, strides) against float64", "[kernels][gemm][tiles]") {
+TEST_CASE("gemm_nt tiles: awkward m, n, k (1x1, k = 1, tails, long K, strides) against float64",
+          "[kernels][gemm][tiles]") {
   run_suite(true, kernel_entries().gemm_nt);
 }
 
-TEST_CASE("gemm tiles: C computed twice in a row is identical (no state kept between calls)", "[kernels][gemm][tiles]") {
+TEST_CASE("gemm tiles: C computed twice in a row is identical (no state kept between calls)",
+          "[kernels][gemm][tiles]") {
   for (const auto& e : kernel_entries().gemm_nn) {
     const Case c{37, 75, 1100, 3, 1.0f, true};
     const auto first = run_case(false, e.fn, e.name, c, 99);
