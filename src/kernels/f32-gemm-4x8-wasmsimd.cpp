@@ -1,20 +1,27 @@
 // f32-gemm-4x8-wasmsimd.cpp: SIMD128 GEMMs C = alpha·A·B (+bias) (nn) and C = alpha·A·Bᵀ (+bias) (nt).
 // Layer: kernels; <wasm_simd128.h> and the standard library only; compiled only with -msimd128.
-// Shape: B is packed, per K block of kKc = 256, into panels of 8 columns ([kc][8], alpha folded in,
-// zero-padded past n), N blocked by kNc = 256 so a packed block (256 KiB) stays in L2. Each 4-row
-// block of A is packed too, [kc][4] (4 KiB, L1), once per B block and reused by all its panels: the
-// micro-kernel then broadcasts the 4 A values of one k with v128.load32_splat from ONE pointer at
-// immediate offsets 0..12 (one pointer bump per k instead of four; measured +7-9 %, 41 -> 44 GFLOP/s,
-// over reading the 4 rows of the row-major A in place). The 4x8 micro-kernel keeps 8 f32x4
-// accumulators and reads the 8 B values of one k as two v128 loads. Tails: a row tail (m % 4) packs
-// copies of the last valid row (their stores land on that row with equal values); a column tail
-// (n % 8) goes through an 8-wide scratch tile. The first K block starts from bias (or 0), later ones
-// from C. Workspace: a thread_local std::vector grown on demand (at most kKc·kNc + kNc + 4·kKc + 16
-// floats, 261 KiB), kept for the life of the thread — the only allocation in kernels/. Numerics differ
-// from the scalar twin only by summation order and alpha being applied to B (round(alpha·b) products).
-// Measured under Node 20 on this 3.6 GHz Zen 4: ~36-42 GFLOP/s (63-73 % of 16 flop/cycle) for
-// 256..1024 cubes (~44 with packed A); a 6x8 tile and a k-unrolled loop both spilled accumulators in
-// V8 and ran slower, as did 5x8/6x8 on packed A (~21-24) and XNNPACK's 4-k "x86-splat" loop (~30).
+// Shape: B is packed, per K block of kc, into panels of 8 columns ([kc][8], alpha folded in, zero-padded past n),
+// N blocked by kNc = 256 so a packed block (kc x nc <= kBlockFloats, 256 KiB) stays in L2; kc is kKc = 256, longer
+// (up to kKcMax = 1024) when B is narrower than 256 columns (weights·V: head_dim = 64 columns, K = n), which keeps
+// the C tiles in registers across 4x more of K (issue 30: the weights·V GEMMs alone +2-17 % at n = 64..1024). Each
+// 4-row block of A is packed too, [kc][4] (4-16 KiB, L1), once per B block and reused by all its panels: the
+// micro-kernel then broadcasts the 4 A values of one k with v128.load32_splat from ONE pointer at immediate offsets
+// 0..12 (one pointer bump per k instead of four; measured +7-9 % over reading the 4 rows of the row-major A in
+// place). The 4x8 micro-kernel keeps 8 f32x4 accumulators, reads the 8 B values of one k as two v128 loads, and runs
+// all the full panels of a row block in one call (ukernel_4x8_row: Q·Kᵀ's K of 64 made the per-call set-up, an
+// indirect call for the relaxed kernel, a visible share). Tails: a row tail (m % 4) packs copies of the last valid
+// row (their stores land on that row with equal values); a column tail (n % 8) goes through an 8-wide scratch tile.
+// The first K block starts from bias (or 0), later ones from C. Workspace: a thread_local std::vector grown on demand
+// (at most kBlockFloats + kNc + 4·kKcMax + 16 floats, 273 KiB), kept for the life of the thread — the only
+// allocation in kernels/. Numerics differ from the scalar twin only by summation order and alpha being applied to B
+// (round(alpha·b) products); the K block length does not change them (a float32 partial sum stored to C and
+// reloaded is unchanged).
+// Tile shape (issue 30, measured 2026-11-27 on the 2-core Zen 3 EPYC, Node 20, each against the SIMD128 probe of
+// bench/probes.mjs in the same rounds): this 4x8 loop runs at 0.95-1.1x the probe with L1- or L2-resident operands;
+// 5x8 and 6x8 (10 and 12 accumulators) at 0.8-0.85x: V8 unrolls the loop twice and, in the first copy, issues every
+// A broadcast before the multiplies (14 live v128 values for 4x8, 17-20 for 5x8/6x8 against the 15 xmm registers
+// V8 allocates), so the wider tiles spill (seen in --print-wasm-code); a k-unrolled (x2, x4) 4x8 spilled as well.
+// A BLIS loop order (the B panel kept in L1, packed A blocks streamed from L2) measured the same as this order.
 #if defined(__wasm_simd128__)
 
 #include <wasm_simd128.h>
@@ -37,6 +44,8 @@ constexpr int kNr4x8 = 8;
 // survives a busy sibling; 256/512, 128/256 and 512/128 measured the same (~41 GFLOP/s) when quiet.
 constexpr int kKc = 256;
 constexpr int kNc = 256;
+constexpr int kBlockFloats = kKc * kNc;
+constexpr int kKcMax = 1024;
 
 // The micro-kernel installed by set_gemm_ukernel_4x8 (the relaxed-SIMD leaf module), or nullptr. One per
 // thread: in the threaded module a function pointer is an index into the calling thread's own table, and a
@@ -53,105 +62,111 @@ float* workspace(std::size_t floats) {
   return buffer.data() + ((64 - addr % 64) % 64) / sizeof(float);
 }
 
-// The 4x8 tile itself (the GemmUkernel4x8Fn contract, kernels.h): rows r < mr of t (stride ldt) become
-// (accumulate ? t[r] : bias8|0) + sum_p a[4p + r] * w[8p + 0..8); rows past mr alias row mr - 1.
-void ukernel_4x8_tile(int mr, int kc, const float* a, const float* w, const float* bias8, bool accumulate, float* t0,
-                      int ldt) {
-  float* t1 = t0 + ldt;
-  float* t2 = t1 + ldt;
-  float* t3 = t2 + ldt;
-  if (mr < 2) t1 = t0;
-  if (mr < 3) t2 = t1;
-  if (mr < 4) t3 = t2;
+// The 4x8 micro-kernel (the GemmUkernel4x8Fn contract, kernels.h), over `panels` tiles side by side: for each panel q,
+// rows r < mr of tile t + 8q (stride ldt) become (accumulate ? t[r] : bias8 + 8q | 0) + sum_p a[4p + r] * w[8kc·q +
+// 8p + 0..8); rows past mr alias row mr - 1. The A block is re-read from L1 for each panel.
+void ukernel_4x8_tile(int mr, int kc, int panels, const float* a, const float* w, const float* bias8, bool accumulate,
+                      float* t, int ldt) {
+  for (int q = 0; q < panels; ++q, w += kNr4x8 * kc, t += kNr4x8) {
+    const float* a0 = a;
+    float* t0 = t;
+    float* t1 = t0 + ldt;
+    float* t2 = t1 + ldt;
+    float* t3 = t2 + ldt;
+    if (mr < 2) t1 = t0;
+    if (mr < 3) t2 = t1;
+    if (mr < 4) t3 = t2;
 
-  v128_t vacc0x0123, vacc0x4567;
-  if (accumulate) {
-    vacc0x0123 = wasm_v128_load(t0);
-    vacc0x4567 = wasm_v128_load(t0 + 4);
-  } else if (bias8 != nullptr) {
-    vacc0x0123 = wasm_v128_load(bias8);
-    vacc0x4567 = wasm_v128_load(bias8 + 4);
-  } else {
-    vacc0x0123 = wasm_f32x4_splat(0.0f);
-    vacc0x4567 = vacc0x0123;
-  }
-  v128_t vacc1x0123 = vacc0x0123, vacc1x4567 = vacc0x4567;
-  v128_t vacc2x0123 = vacc0x0123, vacc2x4567 = vacc0x4567;
-  v128_t vacc3x0123 = vacc0x0123, vacc3x4567 = vacc0x4567;
-  if (accumulate) {
-    vacc1x0123 = wasm_v128_load(t1);
-    vacc1x4567 = wasm_v128_load(t1 + 4);
-    vacc2x0123 = wasm_v128_load(t2);
-    vacc2x4567 = wasm_v128_load(t2 + 4);
-    vacc3x0123 = wasm_v128_load(t3);
-    vacc3x4567 = wasm_v128_load(t3 + 4);
-  }
+    v128_t vacc0x0123, vacc0x4567;
+    if (accumulate) {
+      vacc0x0123 = wasm_v128_load(t0);
+      vacc0x4567 = wasm_v128_load(t0 + 4);
+    } else if (bias8 != nullptr) {
+      vacc0x0123 = wasm_v128_load(bias8 + kNr4x8 * q);
+      vacc0x4567 = wasm_v128_load(bias8 + kNr4x8 * q + 4);
+    } else {
+      vacc0x0123 = wasm_f32x4_splat(0.0f);
+      vacc0x4567 = vacc0x0123;
+    }
+    v128_t vacc1x0123 = vacc0x0123, vacc1x4567 = vacc0x4567;
+    v128_t vacc2x0123 = vacc0x0123, vacc2x4567 = vacc0x4567;
+    v128_t vacc3x0123 = vacc0x0123, vacc3x4567 = vacc0x4567;
+    if (accumulate) {
+      vacc1x0123 = wasm_v128_load(t1);
+      vacc1x4567 = wasm_v128_load(t1 + 4);
+      vacc2x0123 = wasm_v128_load(t2);
+      vacc2x4567 = wasm_v128_load(t2 + 4);
+      vacc3x0123 = wasm_v128_load(t3);
+      vacc3x4567 = wasm_v128_load(t3 + 4);
+    }
 
-  // One k per iteration: 8 accumulators + 2 B + 4 A vectors = 14 live v128 values, which V8's
-  // x64 register allocator keeps in xmm registers (unrolling by 2 made it spill accumulators).
+    // One k per iteration: 8 accumulators + 2 B + 4 A vectors = 14 live v128 values, which V8's
+    // x64 register allocator keeps in xmm registers (unrolling by 2 made it spill accumulators).
+    const float* wp = w;
 #pragma clang loop unroll(disable)
-  for (int p = 0; p < kc; ++p) {
-    const v128_t vb0123 = wasm_v128_load(w);
-    const v128_t vb4567 = wasm_v128_load(w + 4);
-    w += kNr4x8;
-    const v128_t va0 = wasm_v128_load32_splat(a);
-    const v128_t va1 = wasm_v128_load32_splat(a + 1);
-    const v128_t va2 = wasm_v128_load32_splat(a + 2);
-    const v128_t va3 = wasm_v128_load32_splat(a + 3);
-    a += kMr4x8;
-    vacc0x0123 = wasm_f32x4_add(vacc0x0123, wasm_f32x4_mul(va0, vb0123));
-    vacc0x4567 = wasm_f32x4_add(vacc0x4567, wasm_f32x4_mul(va0, vb4567));
-    vacc1x0123 = wasm_f32x4_add(vacc1x0123, wasm_f32x4_mul(va1, vb0123));
-    vacc1x4567 = wasm_f32x4_add(vacc1x4567, wasm_f32x4_mul(va1, vb4567));
-    vacc2x0123 = wasm_f32x4_add(vacc2x0123, wasm_f32x4_mul(va2, vb0123));
-    vacc2x4567 = wasm_f32x4_add(vacc2x4567, wasm_f32x4_mul(va2, vb4567));
-    vacc3x0123 = wasm_f32x4_add(vacc3x0123, wasm_f32x4_mul(va3, vb0123));
-    vacc3x4567 = wasm_f32x4_add(vacc3x4567, wasm_f32x4_mul(va3, vb4567));
-  }
+    for (int p = 0; p < kc; ++p) {
+      const v128_t vb0123 = wasm_v128_load(wp);
+      const v128_t vb4567 = wasm_v128_load(wp + 4);
+      wp += kNr4x8;
+      const v128_t va0 = wasm_v128_load32_splat(a0);
+      const v128_t va1 = wasm_v128_load32_splat(a0 + 1);
+      const v128_t va2 = wasm_v128_load32_splat(a0 + 2);
+      const v128_t va3 = wasm_v128_load32_splat(a0 + 3);
+      a0 += kMr4x8;
+      vacc0x0123 = wasm_f32x4_add(vacc0x0123, wasm_f32x4_mul(va0, vb0123));
+      vacc0x4567 = wasm_f32x4_add(vacc0x4567, wasm_f32x4_mul(va0, vb4567));
+      vacc1x0123 = wasm_f32x4_add(vacc1x0123, wasm_f32x4_mul(va1, vb0123));
+      vacc1x4567 = wasm_f32x4_add(vacc1x4567, wasm_f32x4_mul(va1, vb4567));
+      vacc2x0123 = wasm_f32x4_add(vacc2x0123, wasm_f32x4_mul(va2, vb0123));
+      vacc2x4567 = wasm_f32x4_add(vacc2x4567, wasm_f32x4_mul(va2, vb4567));
+      vacc3x0123 = wasm_f32x4_add(vacc3x0123, wasm_f32x4_mul(va3, vb0123));
+      vacc3x4567 = wasm_f32x4_add(vacc3x4567, wasm_f32x4_mul(va3, vb4567));
+    }
 
-  // Stored from the last row to the first: aliased tail rows hold identical values.
-  wasm_v128_store(t3, vacc3x0123);
-  wasm_v128_store(t3 + 4, vacc3x4567);
-  wasm_v128_store(t2, vacc2x0123);
-  wasm_v128_store(t2 + 4, vacc2x4567);
-  wasm_v128_store(t1, vacc1x0123);
-  wasm_v128_store(t1 + 4, vacc1x4567);
-  wasm_v128_store(t0, vacc0x0123);
-  wasm_v128_store(t0 + 4, vacc0x4567);
+    // Stored from the last row to the first: aliased tail rows hold identical values.
+    wasm_v128_store(t3, vacc3x0123);
+    wasm_v128_store(t3 + 4, vacc3x4567);
+    wasm_v128_store(t2, vacc2x0123);
+    wasm_v128_store(t2 + 4, vacc2x4567);
+    wasm_v128_store(t1, vacc1x0123);
+    wasm_v128_store(t1 + 4, vacc1x4567);
+    wasm_v128_store(t0, vacc0x0123);
+    wasm_v128_store(t0 + 4, vacc0x4567);
+  }
 }
 
-// One 4x8 tile over kc: c[0..mr)[0..nr) = (accumulate ? c : bias8|0) + A[0..mr)[0..kc) · w.
-// a is the row block packed [kc][4] (pack_a); w is a packed panel [kc][8]; bias8 is 8 padded floats or
-// nullptr. Rows past mr compute pack_a's copies of the last row; their outputs alias that row. The tile
-// is computed by the installed micro-kernel (set_gemm_ukernel_4x8) if any, else by ukernel_4x8_tile.
-void ukernel_4x8(int mr, int nr, int kc, const float* a, const float* w, const float* bias8, bool accumulate,
-                 float* c, int ldc) {
-  // Where the tile is read and written: C itself when all 8 columns exist, else a scratch tile.
-  alignas(16) float scratch[kMr4x8][kNr4x8];
-  float* t0;
-  int ldt;
-  if (nr == kNr4x8) {
-    t0 = c;
-    ldt = ldc;
-  } else {
-    t0 = &scratch[0][0];
-    ldt = kNr4x8;
-    for (int r = 0; r < kMr4x8; ++r)
-      for (int j = 0; j < kNr4x8; ++j) scratch[r][j] = 0.0f;
-    if (accumulate) {
-      for (int r = 0; r < mr; ++r)
-        for (int j = 0; j < nr; ++j) scratch[r][j] = c[static_cast<std::ptrdiff_t>(r) * ldc + j];
-    }
-  }
+// The micro-kernel in use: the installed one (set_gemm_ukernel_4x8) if any, else ukernel_4x8_tile.
+void run_ukernel(int mr, int kc, int panels, const float* a, const float* w, const float* bias8, bool accumulate,
+                 float* t, int ldt) {
   if (g_ukernel_4x8 != nullptr) {
-    g_ukernel_4x8(mr, kc, a, w, bias8, accumulate ? 1 : 0, t0, ldt);
+    g_ukernel_4x8(mr, kc, panels, a, w, bias8, accumulate ? 1 : 0, t, ldt);
   } else {
-    ukernel_4x8_tile(mr, kc, a, w, bias8, accumulate, t0, ldt);
+    ukernel_4x8_tile(mr, kc, panels, a, w, bias8, accumulate, t, ldt);
   }
-  if (nr != kNr4x8) {
+}
+
+// One row block of tiles over kc: c[0..mr)[0..nc) = (accumulate ? c : bias|0) + A[0..mr)[0..kc) · B.
+// a is the row block packed [kc][4] (pack_a); w the block's packed panels [nc/8][kc][8]; bias8 nc padded floats or
+// nullptr. Rows past mr compute pack_a's copies of the last row; their outputs alias that row. The full panels go to
+// the micro-kernel in ONE call (its per-call set-up, an indirect call for the relaxed kernel, is paid once per row
+// block instead of once per tile: measurable where kc is short, Q·Kᵀ's head_dim of 64); a column tail (nc % 8) goes
+// through an 8-wide scratch tile.
+void ukernel_4x8_row(int mr, int nc, int kc, const float* a, const float* w, const float* bias8, bool accumulate,
+                     float* c, int ldc) {
+  const int panels = nc / kNr4x8;
+  if (panels > 0) run_ukernel(mr, kc, panels, a, w, bias8, accumulate, c, ldc);
+  const int nr = nc - panels * kNr4x8;
+  if (nr == 0) return;
+  const int j = panels * kNr4x8;
+  alignas(16) float scratch[kMr4x8][kNr4x8] = {};
+  if (accumulate) {
     for (int r = 0; r < mr; ++r)
-      for (int j = 0; j < nr; ++j) c[static_cast<std::ptrdiff_t>(r) * ldc + j] = scratch[r][j];
+      for (int jj = 0; jj < nr; ++jj) scratch[r][jj] = c[static_cast<std::ptrdiff_t>(r) * ldc + j + jj];
   }
+  run_ukernel(mr, kc, 1, a, w + static_cast<std::ptrdiff_t>(j) * kc, bias8 != nullptr ? bias8 + j : nullptr, accumulate,
+              &scratch[0][0], kNr4x8);
+  for (int r = 0; r < mr; ++r)
+    for (int jj = 0; jj < nr; ++jj) c[static_cast<std::ptrdiff_t>(r) * ldc + j + jj] = scratch[r][jj];
 }
 
 // Pack rows 0..mr of a row-major A block (columns 0..kc) into [kc][4], 4x4 blocks transposed with
@@ -317,7 +332,11 @@ void gemm_4x8(int m, int n, int k, const float* a, int lda, const float* bias, f
   }
   const int nc_max = std::min(n, kNc);
   const int nc_pad = (nc_max + kNr4x8 - 1) / kNr4x8 * kNr4x8;
-  const int kc_max = std::min(k, kKc);
+  // K block: kKc, longer for a narrow B (weights·V's head_dim columns) so that its packed block is still kBlockFloats:
+  // fewer round trips of the C tiles through memory (bit-identical: a float32 partial sum stored and reloaded is
+  // unchanged), at most kKcMax so that a packed A row block (4 x kc) stays in L1.
+  const int kc_blk = std::clamp(kBlockFloats / nc_pad / kQ8Block * kQ8Block, kKc, kKcMax);
+  const int kc_max = std::min(k, kc_blk);
   // [packed B block][bias][packed A row block]; every part a multiple of 16 floats (64 bytes)
   const std::size_t kc_size = static_cast<std::size_t>(kc_max);
   float* packed = workspace(kc_size * nc_pad + nc_pad + kc_size * kMr4x8);
@@ -329,18 +348,15 @@ void gemm_4x8(int m, int n, int k, const float* a, int lda, const float* bias, f
     if (bias != nullptr) {
       for (int j = 0; j < nc_pad; ++j) bias_packed[j] = j < nc ? bias[j0 + j] : 0.0f;
     }
-    for (int p0 = 0; p0 < k; p0 += kKc) {
-      const int kc = std::min(kKc, k - p0);
+    for (int p0 = 0; p0 < k; p0 += kc_blk) {
+      const int kc = std::min(kc_blk, k - p0);
       pack(p0, j0, kc, nc, packed);
       const bool accumulate = p0 != 0;
       for (int i0 = 0; i0 < m; i0 += kMr4x8) {
         const int mr = std::min(kMr4x8, m - i0);
         pack_a(mr, kc, a + static_cast<std::ptrdiff_t>(i0) * lda + p0, lda, a_packed);
         float* c_i = c + static_cast<std::ptrdiff_t>(i0) * ldc + j0;
-        for (int j = 0; j < nc; j += kNr4x8) {
-          ukernel_4x8(mr, std::min(kNr4x8, nc - j), kc, a_packed, packed + static_cast<std::ptrdiff_t>(j) * kc,
-                      bias != nullptr ? bias_packed + j : nullptr, accumulate, c_i + j, ldc);
-        }
+        ukernel_4x8_row(mr, nc, kc, a_packed, packed, bias != nullptr ? bias_packed : nullptr, accumulate, c_i, ldc);
       }
     }
   }

@@ -66,12 +66,13 @@ using QuantizeQ8Fn = void (*)(int k, const float* x, std::int8_t* xq, float* xs)
 using GemvQ8Fn = void (*)(int k, int n, const std::int8_t* xq, const float* xs, const std::int8_t* q,
                           const float* scales, int ldb, const float* bias, float* y);
 
-// The 4x8 micro-kernel inside the SIMD128 GEMMs: rows r < mr of the 4x8 tile t (row stride ldt) become
-// (accumulate ? t[r] : bias8 ? bias8 : 0) + sum_p a[4p + r] * w[8p + 0..8), a packed [kc][4], w packed [kc][8];
+// The 4x8 micro-kernel inside the SIMD128 GEMMs, over `panels` tiles side by side (one call per row block and K
+// block): for q < panels, rows r < mr of the 4x8 tile t + 8q (row stride ldt) become (accumulate ? t[r] : bias8 ?
+// bias8 + 8q : 0) + sum_p a[4p + r] * w[8kc·q + 8p + 0..8), a packed [kc][4], w packed [panels][kc][8];
 // rows mr..3 alias row mr - 1. The built-in one uses f32x4.mul + add; a replacement (the relaxed-SIMD leaf
 // module, kernels-relaxed/) is installed from outside with set_gemm_ukernel_4x8.
-using GemmUkernel4x8Fn = void (*)(int mr, int kc, const float* a, const float* w, const float* bias8, int accumulate,
-                                  float* t, int ldt);
+using GemmUkernel4x8Fn = void (*)(int mr, int kc, int panels, const float* a, const float* w, const float* bias8,
+                                  int accumulate, float* t, int ldt);
 
 struct KernelTable {
   GemmNNFn gemm_nn;
