@@ -48,7 +48,8 @@ const checkpoint = (cfg) => llamaCheckpoint(cfg, { seed: 12345, scale: 0.0693 })
 
 async function child(n, mode) {
   const { createAttnScope } = await import(join(ROOT, 'bindings/js/index.js'));
-  const as = await createAttnScope({ simd: true });
+  // threads: 1, the single-threaded SIMD128 module, as the header says ('auto' took the threaded build in Node)
+  const as = await createAttnScope({ simd: true, threads: 1 });
   const cfg = config(LAYERS, Math.max(...TOKENS));
   const model = await as.loadPretrained({
     config: cfg, weights: checkpoint(cfg),
