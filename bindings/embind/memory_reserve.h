@@ -90,11 +90,14 @@ inline double run_bytes(const model::Transformer& m, double text_bytes, const mo
   // the feed-forward's [rows, d_ff] gate, up and product: every row at once only where a layer keeps ffHidden (a full
   // trace), else blocks of kFeedForwardRows (+1: a last single row joins the block before; model/block.cpp)
   const double ff_rows = full > 0 ? n : std::min(n, model::kFeedForwardRows + 1.0);
-  double floats = layers * (kept ? h * n * n * 2.0 + n * dm * 6.0 : outputs ? n * dm * 2.0 : 0.0)
+  // (layerOutputs concerns the main side: an encoder's layers keep their outputs)
+  const double source_layers = static_cast<double>(d.source.blocks.size());
+  double floats = (kept ? layers * (h * n * n * 2.0 + n * dm * 6.0) : (outputs ? layers : source_layers) * n * dm * 2.0)
                   + full * (h * n * n * 2.0 + n * dm * 8.0 + n * ff * 2.0)  // full traces: scores, q/k/v, ff
                   // one layer's transients and the side's [n, d] rows: embeddings, positional, input, the stack's
                   // and the block's x, the norm, q, k, v, concat, the attention's output (11 at most; 12 counted)
                   + scores + 4.0 * ff_rows * ff + 12.0 * n * dm
+                  + (source_layers > 0 ? 4.0 * n * dm : 0.0)  // the encoder side's rows while the decoder runs
                   + vocab * 4.0 + static_cast<double>(std::max(o.positional_rows, 0)) * dm;
   if (o.summaries) floats += layers * h * n * (2.0 * std::max(o.summary_top_k, 0) + 4.0);  // per-head summaries
   if (o.lens || o.log_probs) floats += layers * n * 16.0 + n * vocab * 2.0;

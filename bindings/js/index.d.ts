@@ -319,7 +319,8 @@ export interface RunOptions {
   /** per-head summaries of every self-attention layer in `attention.summary` (true: topK 5 keys per row) */
   summaries?: boolean | { topK?: number };
   /**
-   * Whether every layer keeps `layers[i].output` [n, dModel] (layers in `full` always do). Default true, but false
+   * Whether every layer of the main side keeps `layers[i].output` [n, dModel] (layers in `full` always do; an
+   * encoder-decoder's `source.layers` always keep theirs). Default true, but false
    * with `heads` 'none' or a list: a long run then holds one layer's activations, not every layer's output
    * (16 MB a layer at 2,048 tokens of a Llama-3.2-1B shape; 1.07 GB for its 16 layers at 8,192).
    */

@@ -94,6 +94,23 @@ test('blocked feed-forward and dropped layer outputs: bit for bit what the one-p
   }
 });
 
+test('layerOutputs concerns the main side: an encoder-decoder\'s source layers keep their outputs', async () => {
+  const as = await createAttnScope({ simd: SIMD, threads: 1 });
+  const model = await as.loadBundled('dates');
+  try {
+    const input = { source: '22 November 2026', target: '2026-11-22' };
+    const all = model.run(input, { trace: 'none' });
+    const lean = model.run(input, { heads: 'none' });
+    assert.ok(lean.layers.length > 0 && lean.layers.every((l) => l.output === undefined));
+    lean.source.layers.forEach((l, i) => same(l.output, all.source.layers[i].output, `source layer ${i}`));
+    const kept = model.run(input, { heads: 'none', layerOutputs: true });
+    assert.ok(kept.layers.every((l) => l.output instanceof Float32Array));
+    same(lean.output, kept.output, 'decoder output');
+  } finally {
+    model.delete();
+  }
+});
+
 // growth past `cap` total bytes fails, as a browser refusing more memory does
 const realGrow = WebAssembly.Memory.prototype.grow;
 let cap = Infinity;
