@@ -4,7 +4,12 @@
 // online-softmax attention: no [n, n] matrix, src/attention/tiled.h) against heads: 'all' (trace 'weights': every
 // layer keeps [32, n, n]). Issue 30: the heap must grow with n × layers, not n² × layers × heads.
 //
-//   node bench/long_context_bench.mjs [--layers 2] [--tokens 2048,8192] [--modes tiled,materialised]
+//   node bench/long_context_bench.mjs [--layers 2] [--tokens 2048,8192] [--modes tiled,materialised] [--vocab 258]
+//     [--layer-outputs]
+//
+// --vocab: 128256 for the real embedding (tied head; 525 MB of BF16 more in the heap). --layer-outputs: the tiled run
+// keeps every layer's [n, 2048] output (run option layerOutputs: true; off by default with heads 'none' since
+// 2026-11-27), as every run before that did.
 //
 // Each measurement runs in a fresh Node process (a wasm memory never shrinks, so heapSize after the run is the
 // run's peak plus the model). Not a test: it takes minutes and its figures depend on the machine.
@@ -12,8 +17,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { layout } from '../tests/js/support/safetensors.mjs';
-import { llamaTensors } from '../tests/js/support/llama.mjs';
+import { llamaCheckpoint } from '../tests/js/support/llama.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name, fallback) => {
@@ -23,13 +27,15 @@ const arg = (name, fallback) => {
 const LAYERS = Number(arg('--layers', '2'));
 const TOKENS = arg('--tokens', '2048,8192').split(',').map(Number);
 const MODES = arg('--modes', 'tiled,materialised').split(',');  // e.g. --modes tiled
+const VOCAB = Number(arg('--vocab', '258'));
+const LAYER_OUTPUTS = process.argv.includes('--layer-outputs');
 const SHAPE = { hidden: 2048, heads: 32, kv: 8, headDim: 64, ff: 8192 };
 // the byte-level BPE tokenizer of the Llama test checkpoint: one token per byte of plain ASCII text
 const TOKENIZER_DIR = join(ROOT, 'tests/fixtures/modern/llama-f32-untied-gqa-llama3');
 
 function config(layers, positions) {
   return {
-    model_type: 'llama', architectures: ['LlamaForCausalLM'], vocab_size: 258, hidden_size: SHAPE.hidden,
+    model_type: 'llama', architectures: ['LlamaForCausalLM'], vocab_size: VOCAB, hidden_size: SHAPE.hidden,
     intermediate_size: SHAPE.ff, num_hidden_layers: layers, num_attention_heads: SHAPE.heads,
     num_key_value_heads: SHAPE.kv, head_dim: SHAPE.headDim, max_position_embeddings: positions, rms_norm_eps: 1e-5,
     rope_theta: 500000, tie_word_embeddings: true, bos_token_id: 256, eos_token_id: 257,
@@ -38,32 +44,12 @@ function config(layers, positions) {
 }
 
 // BF16 safetensors of seeded uniform weights (std 0.02; norms 1), in memory.
-function checkpoint(cfg) {
-  const tensors = llamaTensors(cfg);
-  const file = layout(tensors.map(([name, shape]) => ({ name, dtype: 'BF16', shape })));
-  const data = new Uint16Array(file.data.buffer, file.data.byteOffset, file.data.byteLength / 2);
-  const f = new Float32Array(1);
-  const u = new Uint32Array(f.buffer);
-  let s = 12345;
-  let at = 0;
-  for (const [name, shape] of tensors) {
-    const count = shape.reduce((a, b) => a * b, 1);
-    for (let i = 0; i < count; i++) {
-      if (name.endsWith('norm.weight')) {
-        f[0] = 1;
-      } else {
-        s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-        f[0] = (s / 4294967296 - 0.5) * 0.0693;  // uniform, std 0.02
-      }
-      data[at++] = u[0] >>> 16;
-    }
-  }
-  return file.bytes;
-}
+const checkpoint = (cfg) => llamaCheckpoint(cfg, { seed: 12345, scale: 0.0693 }); // uniform, std 0.02
 
 async function child(n, mode) {
   const { createAttnScope } = await import(join(ROOT, 'bindings/js/index.js'));
-  const as = await createAttnScope({ simd: true });
+  // threads: 1, the single-threaded SIMD128 module, as the header says ('auto' took the threaded build in Node)
+  const as = await createAttnScope({ simd: true, threads: 1 });
   const cfg = config(LAYERS, Math.max(...TOKENS));
   const model = await as.loadPretrained({
     config: cfg, weights: checkpoint(cfg),
@@ -71,11 +57,14 @@ async function child(n, mode) {
   });
   const afterLoad = as.memoryStats().heapSize;
   const allocatedLoad = as.memoryStats().allocated;
+  // on stderr, so that a long run shows it got past the load (run's out-of-memory refusal comes at once, before
+  // any layer runs)
+  console.error(`  [${n} tokens] loaded: heap ${(afterLoad >>> 0) / 2 ** 20 | 0} MB; running…`);
   const words = 'the quick brown fox jumps over the lazy dog ';
   const text = words.repeat(Math.ceil(n / words.length)).slice(0, n);
   const t0 = performance.now();
   const r = model.run(text, mode === 'tiled'
-    ? { heads: 'none', summaries: true }
+    ? { heads: 'none', summaries: true, ...(LAYER_OUTPUTS ? { layerOutputs: true } : {}) }
     : { trace: 'weights', summaries: true });
   const ms = performance.now() - t0;
   const tokens = r.ids.length;
@@ -89,7 +78,8 @@ async function child(n, mode) {
 function runChild(n, mode) {
   return new Promise((resolve, reject) => {
     const p = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', String(n), mode,
-      '--layers', String(LAYERS), '--tokens', TOKENS.join(','), '--modes', MODES.join(',')], { stdio: ['ignore', 'pipe', 'inherit'] });
+      '--layers', String(LAYERS), '--tokens', TOKENS.join(','), '--modes', MODES.join(','), '--vocab', String(VOCAB),
+      ...(LAYER_OUTPUTS ? ['--layer-outputs'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     p.stdout.on('data', (d) => { out += d; });
     p.on('close', (code) => {
@@ -106,7 +96,8 @@ async function main() {
   const c = process.argv.indexOf('--child');
   if (c > 0) return child(Number(process.argv[c + 1]), process.argv[c + 2]);
   console.log(`long_context_bench: Llama-3.2-1B-shaped (hidden ${SHAPE.hidden}, ${SHAPE.heads} heads / ${SHAPE.kv} K/V, ` +
-    `head ${SHAPE.headDim}, FFN ${SHAPE.ff}, BF16), ${LAYERS} layers (the real model has 16), one thread, SIMD128`);
+    `head ${SHAPE.headDim}, FFN ${SHAPE.ff}, BF16), ${LAYERS} layers (the real model has 16), vocab ${VOCAB}, one thread, ` +
+    `SIMD128${LAYER_OUTPUTS ? ', layerOutputs: true' : ''}`);
   const rows = [];
   for (const n of TOKENS) {
     for (const mode of MODES) {

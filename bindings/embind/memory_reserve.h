@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/status.h"
+#include "model/block.h"
 #include "model/transformer.h"
 
 namespace attnscope::bindings {
@@ -78,13 +79,25 @@ inline double run_bytes(const model::Transformer& m, double text_bytes, const mo
   // materialised: model/stack.cpp)
   const bool has_bias = !d.main.blocks.empty() && d.main.blocks[0].attn.relative_buckets > 0;
   const bool tiled = o.heads_mode != model::RunOptions::Heads::kAll && !has_bias;
-  const double scores = tiled ? h * n * 256.0 + static_cast<double>(o.heads.size()) * n * n : 3.0 * h * n * n;
+  // tiled: per head at most one chunk's scratch (a 64 x 256 score tile, two 64 x head_dim accumulators, row state:
+  // attention/tiled.cpp), and each listed map twice (the layer's, then the result's copy)
+  const double scores = tiled ? h * 65536.0 + 2.0 * static_cast<double>(o.heads.size()) * n * n : 3.0 * h * n * n;
   // weights (and cross), outputs, residuals; at trace 'none' a layer keeps its output [n, d] only (model/stack.cpp:
   // the input too with a full trace, counted in `full`): 6 n d there made a 1B-shaped model's 2,048-token run ask
-  // for 2 GB on top of its 2.5 GB of weights
-  double floats = layers * (kept ? h * n * n * 2.0 + n * dm * 6.0 : n * dm * 2.0)
+  // for 2 GB on top of its 2.5 GB of weights. Run option layerOutputs (false by default with `heads` 'none' or a
+  // list) drops even that: the stack then holds one layer's activations whatever the number of layers.
+  const bool outputs = o.layer_outputs.value_or(o.heads_mode == model::RunOptions::Heads::kAll) || o.lens.has_value();
+  // the feed-forward's [rows, d_ff] gate, up and product: every row at once only where a layer keeps ffHidden (a full
+  // trace), else blocks of kFeedForwardRows (+1: a last single row joins the block before; model/block.cpp)
+  const double ff_rows = full > 0 ? n : std::min(n, model::kFeedForwardRows + 1.0);
+  // (layerOutputs concerns the main side: an encoder's layers keep their outputs)
+  const double source_layers = static_cast<double>(d.source.blocks.size());
+  double floats = (kept ? layers * (h * n * n * 2.0 + n * dm * 6.0) : (outputs ? layers : source_layers) * n * dm * 2.0)
                   + full * (h * n * n * 2.0 + n * dm * 8.0 + n * ff * 2.0)  // full traces: scores, q/k/v, ff
-                  + scores + 4.0 * n * ff + 8.0 * n * dm                    // one layer's transients
+                  // one layer's transients and the side's [n, d] rows: embeddings, positional, input, the stack's
+                  // and the block's x, the norm, q, k, v, concat, the attention's output (11 at most; 12 counted)
+                  + scores + 4.0 * ff_rows * ff + 12.0 * n * dm
+                  + (source_layers > 0 ? 4.0 * n * dm : 0.0)  // the encoder side's rows while the decoder runs
                   + vocab * 4.0 + static_cast<double>(std::max(o.positional_rows, 0)) * dm;
   if (o.summaries) floats += layers * h * n * (2.0 * std::max(o.summary_top_k, 0) + 4.0);  // per-head summaries
   if (o.lens || o.log_probs) floats += layers * n * 16.0 + n * vocab * 2.0;

@@ -81,7 +81,7 @@ val side_out(val o, const model::SideTrace& s) {
     }
     set_if(l, "ffHidden", L.ff_hidden);
     set_if(l, "ffOutput", L.ff_output);
-    l.set("output", f32_out(L.output));
+    set_if(l, "output", L.output);  // absent when not kept (run option layerOutputs)
     if (L.has_summary) {  // run option summaries: per head, and top-k keys per row [H, nReal, k]
       const auto& S = L.summary;
       val sum = val::object();
@@ -267,7 +267,7 @@ val ModelHandle::config() const {
 
 // input: { text } or { source, target }; options: { trace, full, fullSource, positionalTable, padTo,
 // padMultiple, topK, logProbs, ablate (Int32Array of layer, head pairs), lens, heads ('all' | 'none' | 'list'),
-// headList (Int32Array of layer, head pairs), summaries (top-k per row, a number) } as checked by model.js (JS
+// headList (Int32Array of layer, head pairs), summaries (top-k per row, a number), layerOutputs } as checked by model.js (JS
 // types only).
 val ModelHandle::run(val input, val options) const {
   model::RunOptions o;
@@ -301,6 +301,7 @@ val ModelHandle::run(val input, val options) const {
       for (std::size_t i = 0; i + 1 < heads.size(); i += 2) o.heads.emplace_back(heads[i], heads[i + 1]);
     }
   }
+  if (given(options["layerOutputs"])) o.layer_outputs = options["layerOutputs"].as<bool>();
   if (given(options["summaries"])) {
     o.summaries = true;
     o.summary_top_k = int_in(options["summaries"], o.summary_top_k);

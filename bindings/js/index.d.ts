@@ -240,7 +240,11 @@ export interface LayerTrace {
   ffHidden?: Float32Array;
   /** [n, dModel] ffHidden·W2 + b2, before the residual */
   ffOutput?: Float32Array;
-  output: Float32Array;
+  /**
+   * [n, dModel] the layer's output; absent when run option `layerOutputs` is false (its default with `heads` 'none'
+   * or a list), except for layers kept in full
+   */
+  output?: Float32Array;
   /**
    * run option lens (the logit lens): [n, k] row-major, at every position the top-k of
    * softmax(LM head(final norm(output))), descending, ties to the smaller id; the last layer's last row equals `next`
@@ -314,6 +318,13 @@ export interface RunOptions {
   heads?: 'all' | 'none' | { layer: number; head: number }[];
   /** per-head summaries of every self-attention layer in `attention.summary` (true: topK 5 keys per row) */
   summaries?: boolean | { topK?: number };
+  /**
+   * Whether every layer of the main side keeps `layers[i].output` [n, dModel] (layers in `full` always do; an
+   * encoder-decoder's `source.layers` always keep theirs). Default true, but false
+   * with `heads` 'none' or a list: a long run then holds one layer's activations, not every layer's output
+   * (16 MB a layer at 2,048 tokens of a Llama-3.2-1B shape; 1.07 GB for its 16 layers at 8,192).
+   */
+  layerOutputs?: boolean;
 }
 
 export interface Generation {

@@ -187,6 +187,7 @@ const RUN_OPTIONS = {
   lens: whole(),
   heads: headsOption(),
   summaries: summariesOption(),
+  layerOutputs: bool(),
 };
 const GENERATE_OPTIONS = { maxNewTokens: whole(0), numBeams: whole() };
 
@@ -241,6 +242,8 @@ export class Model extends Handle {
    * `options.summaries`: true | { topK } (default 5): every self-attention layer gets `attention.summary` =
    * { entropy, distance, sink } (Float32Array per head, means over the text's rows) and { topK, topIds, topWeights }
    * ([numHeads, nReal, topK], each row's heaviest keys, id −1 where a row has fewer).
+   * `options.layerOutputs`: whether every layer of the main side keeps `layers[i].output` [n, dModel]. Default true, but false with
+   * `heads` 'none' or a list (16 MB a layer at 2,048 tokens of a Llama-3.2-1B shape); layers in `full` always do.
    */
   run(input, options = {}) {
     const h = live(this, 'run');

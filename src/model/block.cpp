@@ -25,18 +25,50 @@ std::vector<float> normalize(std::span<const float> x, int n, int d, const NormW
   return y;
 }
 
-std::vector<float> feed_forward(std::span<const float> x, int n, int d_model, int d_ff, const FeedForwardWeights& ff,
-                                ops::Activation activation, std::vector<float>* hidden, bool gated) {
-  // 1. h = act(x W1 + b1) [n, d_ff], activation in place; gated: times the up projection x W3 + b3
-  std::vector<float> h = ops::linear(x, n, d_model, ff.w1, d_ff, ff.b1);
+namespace {
+
+// act(x W1 + b1) (⊙ (x W3 + b3)) for rows x [rows, d_model] -> h [rows, d_ff], in place.
+void ff_hidden_rows(std::span<const float> x, int rows, int d_model, int d_ff, const FeedForwardWeights& ff,
+                    ops::Activation activation, bool gated, std::span<float> h, std::vector<float>& up) {
+  ops::linear(core::as_view(x, rows, d_model), ff.w1, ff.b1, core::MatView{h.data(), rows, d_ff, d_ff});
   ops::activate(activation, h);
   if (gated) {
-    const std::vector<float> up = ops::linear(x, n, d_model, ff.w3, d_ff, ff.b3);
+    up.resize(h.size());
+    ops::linear(core::as_view(x, rows, d_model), ff.w3, ff.b3, core::MatView{up.data(), rows, d_ff, d_ff});
     for (std::size_t i = 0; i < h.size(); ++i) h[i] *= up[i];
   }
-  // 2. y = h W2 + b2 [n, d_model]
-  std::vector<float> y = ops::linear(h, n, d_ff, ff.w2, d_model, ff.b2);
-  if (hidden != nullptr) *hidden = std::move(h);
+}
+
+}  // namespace
+
+std::vector<float> feed_forward(std::span<const float> x, int n, int d_model, int d_ff, const FeedForwardWeights& ff,
+                                ops::Activation activation, std::vector<float>* hidden, bool gated) {
+  std::vector<float> y(static_cast<std::size_t>(n) * static_cast<std::size_t>(d_model));
+  std::vector<float> up;
+  const auto D = static_cast<std::size_t>(d_model), F = static_cast<std::size_t>(d_ff);
+  if (hidden != nullptr) {  // the whole [n, d_ff] is kept (a full trace): one pass
+    std::vector<float> h(static_cast<std::size_t>(n) * F);
+    ff_hidden_rows(x, n, d_model, d_ff, ff, activation, gated, h, up);
+    ops::linear(core::as_view(h, n, d_ff), ff.w2, ff.b2, core::MatView{y.data(), n, d_model, d_model});
+    *hidden = std::move(h);
+    return y;
+  }
+  // Blocks of kFeedForwardRows rows (block.h): h and up are [rows, d_ff] at a time, not [n, d_ff]. Every row is
+  // the same GEMM row as in one pass (the products sum over the same k in the same order; blocks start at a
+  // multiple of every micro-kernel's row tile and the element-wise kernels' SIMD width), so y is bit for bit the
+  // one-pass result; a last block of a single row joins the one before (one row takes the GEMV path, summed in
+  // another order).
+  std::vector<float> h;
+  for (int i0 = 0; i0 < n;) {
+    int rows = std::min(kFeedForwardRows, n - i0);
+    if (n - i0 - rows == 1) ++rows;
+    h.resize(static_cast<std::size_t>(rows) * F);
+    ff_hidden_rows(x.subspan(static_cast<std::size_t>(i0) * D, static_cast<std::size_t>(rows) * D), rows, d_model,
+                   d_ff, ff, activation, gated, h, up);
+    ops::linear(core::as_view(h, rows, d_ff), ff.w2, ff.b2,
+                core::MatView{y.data() + static_cast<std::size_t>(i0) * D, rows, d_model, d_model});
+    i0 += rows;
+  }
   return y;
 }
 

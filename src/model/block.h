@@ -127,6 +127,10 @@ std::vector<float> normalize(std::span<const float> x, int n, int d, const NormW
 
 // act(x W1 + b1) W2 + b2 for x [n, d_model]; the hidden activations are moved into *hidden if given. With
 // `gated`: (act(x W1 + b1) ⊙ (x W3 + b3)) W2 + b2 (Hugging Face's LlamaMLP: down(act(gate(x)) · up(x))).
+// Without `hidden` the rows go through in blocks of kFeedForwardRows, so the [rows, d_ff] activations are bounded
+// (a Llama-3.2-1B shape's gate and up at 8,192 tokens are 268 MB each in one pass); the result is bit for bit the
+// one-pass one (tests/cpp/feed_forward_rows_test.cpp).
+inline constexpr int kFeedForwardRows = 384;  // a multiple of 4, 6, 8, 12, 16, 32, 64 (row tiles, SIMD widths)
 std::vector<float> feed_forward(std::span<const float> x, int n, int d_model, int d_ff, const FeedForwardWeights& ff,
                                 ops::Activation activation, std::vector<float>* hidden, bool gated = false);
 

@@ -74,6 +74,10 @@ struct RunOptions {
   // JS summaries: LayerTrace::summary for every self-attention layer of both sides (topK keys per row).
   bool summaries = false;
   int summary_top_k = 5;
+  // JS layerOutputs: whether every layer of the main side keeps its [n, d_model] output (LayerTrace::output; layers
+  // kept in full always do). Absent: yes, except with heads kNone / kList, where nothing the long view draws reads
+  // them (16 MB a layer at 2,048 tokens of a Llama-3.2-1B shape, 1.07 GB for 16 layers at 8,192).
+  std::optional<bool> layer_outputs;
 };
 
 // Enum spellings of the JS API, in one place. Parsing an unknown spelling is an error naming the argument and

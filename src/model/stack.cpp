@@ -160,7 +160,7 @@ core::Status run_stack(const StackArgs& a, SideTrace& side, const SideTrace* mem
     }
     // The learned layers report overflow in their scores; this covers everything else.
     if (!ops::all_finite(x)) return layer_failed(a, li);
-    t.output = x;
+    if (a.keep_outputs || full) t.output = x;
     side.layers.push_back(std::move(t));
   }
   if (a.spec->final_norm) {

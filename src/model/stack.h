@@ -47,6 +47,8 @@ struct StackArgs {
   std::span<const std::pair<int, int>> heads;
   bool summaries = false;
   int top_k = 0;
+  // Each layer keeps its output [n, d] in LayerTrace::output (run option layerOutputs); layers kept in full always do.
+  bool keep_outputs = true;
 };
 
 // side.input -> side.layers, side.output. memory: the encoder side for blocks with cross-attention.

@@ -252,6 +252,7 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
     }
     ATTN_TRY(check_pairs(o.heads, "heads"));
   }
+  const bool keep_outputs = o.layer_outputs.value_or(!tiled);
   if (o.summaries && o.summary_top_k < 0) return core::check_non_negative(kOpRun, "summaries.topK", o.summary_top_k);
   std::vector<std::vector<float>> head_values;  // ablate[i].mean, per main block (inside.h)
   RunTrace out;
@@ -276,6 +277,7 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
       s.tiled = tiled;
       s.heads = o.heads;
       s.head_values = head_values;
+      s.keep_outputs = keep_outputs || o.lens.has_value();  // the lens reads them (dropped after it when not asked)
     }
     s.summaries = o.summaries;
     s.top_k = o.summary_top_k;
@@ -339,6 +341,11 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
     out.next = top_k(lm_logits(ea, vocab, h), k, ea, vocab);
   }
   if (o.lens) logit_lens(ea, vocab, *o.lens, out.main);
+  if (o.lens && !keep_outputs) {
+    for (LayerTrace& t : out.main.layers) {
+      if (!t.full) std::vector<float>().swap(t.output);
+    }
+  }
   if (o.log_probs) {
     if (!m_.head.next_token) {
       return core::invalid_error(kOpRun, "logProbs",

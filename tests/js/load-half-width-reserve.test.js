@@ -13,8 +13,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createAttnScope } from 'attnscope';
 import { SIMD } from './helpers.js';
-import { layout } from './support/safetensors.mjs';
-import { llamaTensors } from './support/llama.mjs';
+import { llamaCheckpoint, llamaTensors } from './support/llama.mjs';
 
 const TOKENIZER = readFileSync(new URL('../fixtures/modern/llama-f32-untied-gqa-llama3/tokenizer.json', import.meta.url), 'utf8');
 const D = 1024;
@@ -30,25 +29,7 @@ const TENSORS = llamaTensors(CONFIG);
 const VALUES = TENSORS.reduce((a, [, shape]) => a + shape.reduce((x, y) => x * y, 1), 0); // ~38 M
 
 /** The checkpoint in `dtype` ('BF16' or 'F32'): seeded values in ±0.02, norms 1. */
-function checkpoint(dtype) {
-  const file = layout(TENSORS.map(([name, shape]) => ({ name, dtype, shape })));
-  const f = new Float32Array(1);
-  const u = new Uint32Array(f.buffer);
-  const out = dtype === 'BF16'
-    ? new Uint16Array(file.data.buffer, file.data.byteOffset, file.data.byteLength / 2)
-    : new Float32Array(file.data.buffer, file.data.byteOffset, file.data.byteLength / 4);
-  let s = 7;
-  let at = 0;
-  for (const [name, shape] of TENSORS) {
-    const count = shape.reduce((x, y) => x * y, 1);
-    for (let i = 0; i < count; i++) {
-      s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-      f[0] = name.endsWith('norm.weight') ? 1 : (s / 2 ** 32 - 0.5) * 0.04;
-      out[at++] = dtype === 'BF16' ? u[0] >>> 16 : f[0];
-    }
-  }
-  return file.bytes;
-}
+const checkpoint = (dtype) => llamaCheckpoint(CONFIG, { dtype, seed: 7, scale: 0.04 });
 
 // growth past `cap` total bytes fails, as a browser refusing more memory does
 const realGrow = WebAssembly.Memory.prototype.grow;
@@ -93,8 +74,9 @@ test('loadPretrained reserves BF16 matrices at 2 bytes a value: a BF16 checkpoin
 test('run at trace \'none\' reserves for the text\'s bytes and the layers\' outputs: a 1,200-byte run fits where the old estimate (3 × length, 6 n d a layer) did not', async () => {
   const as = await createAttnScope({ simd: SIMD, threads: 1 });
   const model = await as.loadPretrained({ config: CONFIG, weights: checkpoint('BF16'), tokenizer: TOKENIZER });
-  // what run() may add: 200 MB. Reserved now: ~177 MB (n = 1,208 tokens, 4 layers keep [n, 1024], one layer's
-  // transients); before: n counted as 2,048 (the position limit) and 6 n d a layer, ~460 MB
+  // what run() may add: 200 MB. Reserved now: ~105 MB (n = 1,208 tokens, one layer's transients; with heads 'none'
+  // no layer keeps its output since run option layerOutputs, layer-outputs.test.js; ~177 MB with them); before: n
+  // counted as 2,048 (the position limit) and 6 n d a layer, ~460 MB
   cap = as.memoryStats().heapSize + 200 * 2 ** 20;
   try {
     const words = 'the quick brown fox jumps over the lazy dog ';

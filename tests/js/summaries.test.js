@@ -74,7 +74,7 @@ for (const name of ['english', 'english-rope']) {
       const text = 'a tightly knit group of people who share a common interest, the act of moving something from one place to another';
       const full = model.run(text, { trace: 'weights', summaries: { topK: 3 } });
       const list = [{ layer: 2, head: 1 }, { layer: 0, head: 3 }];
-      const tiled = model.run(text, { heads: list, summaries: { topK: 3 } });
+      const tiled = model.run(text, { heads: list, summaries: { topK: 3 }, layerOutputs: true });
       const n = full.ids.length;
       const H = full.numHeads;
       let out = 0; let sums = 0;

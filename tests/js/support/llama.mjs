@@ -1,3 +1,5 @@
+import { layout } from './safetensors.mjs';
+
 // The tensors of a Hugging Face Llama checkpoint (LlamaForCausalLM's state dict) for a config.json object, as
 // [name, shape] in one order: embedding, final norm, lm_head when the head is untied, then each layer's norms,
 // attention and MLP. PyTorch Linear weights are [out, in]; head_dim defaults to hidden_size / num_attention_heads.
@@ -15,4 +17,29 @@ export function llamaTensors(c) {
       [`${p}mlp.gate_proj.weight`, [f, d]], [`${p}mlp.up_proj.weight`, [f, d]], [`${p}mlp.down_proj.weight`, [d, f]]);
   }
   return out;
+}
+
+/**
+ * A whole safetensors file of config `c`'s Llama tensors in `dtype` ('BF16' or 'F32'): seeded uniform values in
+ * ±scale/2 (an LCG from `seed`), norm weights 1.
+ */
+export function llamaCheckpoint(c, { dtype = 'BF16', seed = 7, scale = 0.04 } = {}) {
+  const tensors = llamaTensors(c);
+  const file = layout(tensors.map(([name, shape]) => ({ name, dtype, shape })));
+  const f = new Float32Array(1);
+  const u = new Uint32Array(f.buffer);
+  const out = dtype === 'BF16'
+    ? new Uint16Array(file.data.buffer, file.data.byteOffset, file.data.byteLength / 2)
+    : new Float32Array(file.data.buffer, file.data.byteOffset, file.data.byteLength / 4);
+  let s = seed;
+  let at = 0;
+  for (const [name, shape] of tensors) {
+    const count = shape.reduce((x, y) => x * y, 1);
+    for (let i = 0; i < count; i++) {
+      s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+      f[0] = name.endsWith('norm.weight') ? 1 : (s / 2 ** 32 - 0.5) * scale;
+      out[at++] = dtype === 'BF16' ? u[0] >>> 16 : f[0];
+    }
+  }
+  return file.bytes;
 }
