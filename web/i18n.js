@@ -83,11 +83,16 @@ export function onLanguageChange(fn) {
 
 /** Fills [data-i18n] textContent and [data-i18n-attr] attributes ("attr:key;attr:key") under root. */
 export function applyI18n(root) {
-  for (const el of root.querySelectorAll('[data-i18n]')) el.textContent = t(el.dataset.i18n);
+  // only what differs is written: the page's start in English rewrote every string with itself, which made the
+  // browser lay the whole page out again before the first run could be sent (a warm load's trace)
+  for (const el of root.querySelectorAll('[data-i18n]')) {
+    const text = t(el.dataset.i18n);
+    if (el.textContent !== text) el.textContent = text;
+  }
   for (const el of root.querySelectorAll('[data-i18n-attr]')) {
     for (const pair of el.dataset.i18nAttr.split(';')) {
       const [attr, key] = pair.split(':').map((s) => s.trim());
-      if (attr && key) el.setAttribute(attr, t(key));
+      if (attr && key && el.getAttribute(attr) !== t(key)) el.setAttribute(attr, t(key));
     }
   }
 }

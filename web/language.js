@@ -10,14 +10,15 @@ export function applyPageStrings() {
   document.title = t('page.title');
   for (const b of document.querySelectorAll('button[data-export]')) {
     const what = b.dataset.attention ? t(`export.what.${b.dataset.export}.${b.dataset.attention}`) : t(`export.what.${b.dataset.export}`);
-    b.setAttribute('aria-label', t('export.aria', { what, format: b.dataset.format.toUpperCase() }));
+    const label = t('export.aria', { what, format: b.dataset.format.toUpperCase() });
+    if (b.getAttribute('aria-label') !== label) b.setAttribute('aria-label', label); // (unchanged: not written, as applyI18n)
   }
 }
 
 /** Switches the page to `lang` ('' follows the browser): html[lang], the picker, the guided path's link, the strings. */
 export function useLanguage(lang) {
   setLanguage(lang);
-  document.documentElement.lang = language();
+  if (document.documentElement.lang !== language()) document.documentElement.lang = language(); // a new lang restyles the page
   $('lang').value = language();
   const learn = $('learn-link'); // the guided path opens in the same language (its href: learn/ or the single file's)
   if (learn) learn.setAttribute('href', `${learn.getAttribute('href').split('#')[0]}#lang=${language()}`);
