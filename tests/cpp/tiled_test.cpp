@@ -67,6 +67,7 @@ RunOptions tiled_options(int top_k = 4) {
   o.heads_mode = RunOptions::Heads::kNone;
   o.summaries = true;
   o.summary_top_k = top_k;
+  o.layer_outputs = true;  // these tests compare every layer's output (JS layerOutputs: true; off by default when tiled)
   return o;
 }
 
@@ -168,6 +169,13 @@ TEST_CASE("tiled attention equals the float64 PyTorch expectations of every deco
       attnscope::test::check_close(r.main.output, wo, 1e-4, 1e-3, std::string(name) + " tiled output");
       max_out = std::max(max_out, max_abs_error(r.main.output, wo));
       CHECK(r.next.ids == t["next"]["ids"].get<std::vector<std::int32_t>>());
+      // without the layer outputs (the tiled default): none kept, the same output and next tokens bit for bit
+      RunOptions lean = tiled_options();
+      lean.layer_outputs.reset();
+      const RunTrace q = run(*model, t["text"], lean);
+      for (const auto& l : q.main.layers) CHECK(l.output.empty());
+      CHECK(q.main.output == r.main.output);
+      CHECK(q.next.ids == r.next.ids);
     }
     std::printf("tiled %-40s max abs error of the output vs float64 PyTorch: %.2e\n", name, max_out);
   }
