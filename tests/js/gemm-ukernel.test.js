@@ -9,8 +9,7 @@
 // at awkward shapes are checked by tests/cpp/gemm_tiles_test.cpp, the kernel inside MHA and models by relaxed.test.js.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { root } from './helpers.js';
+import { runRelaxedChild } from './helpers.js';
 
 const scalarOnly = process.env.ATTNSCOPE_SIMD === 'false';
 
@@ -55,10 +54,7 @@ process.stdout.write(JSON.stringify(results));
 
 test('relaxed-SIMD GEMM micro-kernel: its contract at awkward tiles (mr 1..4, kc 1..1500, 1..3 panels) against float64',
   { skip: scalarOnly && 'the fused multiply-add kernel is for the SIMD128 build' }, () => {
-    const child = spawnSync(process.execPath, ['--experimental-wasm-relaxed-simd', '--input-type=module', '-e', CHILD],
-      { cwd: root, timeout: 120_000, encoding: 'utf8', maxBuffer: 64 << 20 });
-    assert.equal(child.status, 0, `child exited ${child.status}: ${child.stderr}`);
-    const results = JSON.parse(child.stdout);
+    const results = runRelaxedChild(CHILD);
     assert.equal(results.length, 4 * 4 * 3 * 3);
     for (const r of results) {
       const what = `mr ${r.mr} kc ${r.kc} panels ${r.panels} ${r.mode}`;

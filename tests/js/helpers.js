@@ -2,6 +2,7 @@
 // the SIMD and the scalar artifact: ATTNSCOPE_SIMD=true|false, default 'auto'), read fixtures, compare.
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { createAttnScope } from 'attnscope';
@@ -11,6 +12,17 @@ export const fixturesDir = path.join(root, 'tests', 'fixtures');
 
 const simdEnv = process.env.ATTNSCOPE_SIMD;
 export const SIMD = simdEnv === 'true' ? true : simdEnv === 'false' ? false : 'auto';
+
+/**
+ * Runs `source` (an ES module that writes one JSON value to stdout) in a child `node --experimental-wasm-relaxed-simd`
+ * from the source root (plain Node 20 rejects the relaxed module), asserts it exited 0, and returns the parsed value.
+ */
+export function runRelaxedChild(source, { maxBuffer = 64 << 20 } = {}) {
+  const child = spawnSync(process.execPath, ['--experimental-wasm-relaxed-simd', '--input-type=module', '-e', source],
+    { cwd: root, timeout: 120_000, encoding: 'utf8', maxBuffer });
+  assert.equal(child.status, 0, `child exited ${child.status}: ${child.stderr}`);
+  return JSON.parse(child.stdout);
+}
 
 let shared;
 /** One module instance per test file (instantiation costs ~10 ms). */

@@ -10,10 +10,9 @@
 // With ATTNSCOPE_SIMD=false the same file checks the scalar build's refusal.
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createAttnScope } from 'attnscope';
-import { assertClose, mhaReference, randomF32, root } from './helpers.js';
+import { assertClose, mhaReference, randomF32, runRelaxedChild } from './helpers.js';
 
 const scalarOnly = process.env.ATTNSCOPE_SIMD === 'false';
 const KERNEL = 'f32_gemm_ukernel_4x8__wasmrelaxedsimd';
@@ -147,10 +146,7 @@ process.stdout.write(JSON.stringify(out));
 
 test('relaxedSimd in an engine that has it (node --experimental-wasm-relaxed-simd): installed on 1 and 2 threads, last-bit differences only, float64 and PyTorch agree',
   { skip: scalarOnly && 'the fused multiply-add kernel is for the SIMD128 build' }, () => {
-    const child = spawnSync(process.execPath, ['--experimental-wasm-relaxed-simd', '--input-type=module', '-e', CHILD],
-      { cwd: root, timeout: 120_000, encoding: 'utf8', maxBuffer: 256 << 20 });
-    assert.equal(child.status, 0, `child exited ${child.status}: ${child.stderr}`);
-    const out = JSON.parse(child.stdout);
+    const out = runRelaxedChild(CHILD, { maxBuffer: 256 << 20 });
     assert.equal(out.fused, true, 'relaxedSimd: true runs the kernel');
     assert.equal(out.auto, true, "relaxedSimd: 'auto' picks the kernel where the engine validates it");
     assert.equal(out.plain, false);
