@@ -43,7 +43,7 @@ core::Result<TextEncoder> TextEncoder::bpe(std::string_view vocab_json, std::str
   return e;
 }
 
-TextEncoder TextEncoder::checkpoint(std::unique_ptr<tokenizers::HfTokenizer> t) {
+TextEncoder TextEncoder::checkpoint(std::shared_ptr<const tokenizers::HfTokenizer> t) {
   TextEncoder e;
   e.kind_ = Kind::kHf;
   const auto& s = t->special_ids();

@@ -46,8 +46,9 @@ class TextEncoder {
   static TextEncoder word_or_char(bool chars);
   static core::Result<TextEncoder> bpe(std::string_view vocab_json, std::string_view merges, const char* op);
   // vocab in id order; the special tokens are vocabulary entries that never match text.
-  // A checkpoint's tokenizer; tokens are reported as vocabulary strings ("Ġworld", "##ing").
-  static TextEncoder checkpoint(std::unique_ptr<tokenizers::HfTokenizer> t);
+  // A checkpoint's tokenizer; tokens are reported as vocabulary strings ("Ġworld", "##ing"). The tokenizer is
+  // immutable once built, so encoders may share one (a unique_ptr converts).
+  static TextEncoder checkpoint(std::shared_ptr<const tokenizers::HfTokenizer> t);
   static core::Result<TextEncoder> char_vocab(std::vector<std::string> vocab, const SpecialIds& specials,
                                               const char* op);
 
@@ -80,7 +81,7 @@ class TextEncoder {
   Kind kind_ = Kind::kWord;
   bool post_processor_ = false;
   std::unique_ptr<tokenizers::BpeTokenizer> bpe_;
-  std::unique_ptr<tokenizers::HfTokenizer> hf_;
+  std::shared_ptr<const tokenizers::HfTokenizer> hf_;
   std::vector<std::string> vocab_;                        // kCharVocab
   std::unordered_map<std::string, std::int32_t> lookup_;  // kCharVocab: text -> id
   SpecialIds specials_;
