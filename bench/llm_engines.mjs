@@ -12,7 +12,8 @@
 // tokenizer turns into one token per byte (checked: the prompt token counts are reported).
 //
 // Contestants: attnscope BF16 (weights kept 2 bytes) and weights8 (Q8_0 projections), wllama F16 and Q8_0,
-// onnxruntime-web FP32 (prefill only: the export has no KV cache), each at 1 and 2 threads, each in a fresh browser
+// onnxruntime-web FP32 and FP16 (prefill only: the export has no KV cache; FP16 is the FP32 export converted by
+// bench/onnx_fp16.mjs, computed in float16 by ORT, logits cast back to float32), each at 1 and 2 threads, each in a fresh browser
 // (COOP/COEP headers: SharedArrayBuffer for the threaded builds). Measures: load (fetch excluded), prefill of 128 and
 // 512 tokens (attnscope: run with trace 'none'; wllama: llama-server's timings.prompt_ms of a 1-token completion with
 // cache_prompt false; ORT: session.run), decode tokens/s over 64 new tokens (attnscope: generate(64) − generate(1)
@@ -20,7 +21,7 @@
 // next token after each prompt and the first greedy tokens against the float64 reference. Rounds are interleaved
 // (every contestant once per round, in turn); the tables give medians over rounds.
 //
-// Run: `node bench/llm_engines.mjs [--quick] [--shape smollm2|llama1b] [--rounds N] [--only attnscope,wllama,ort,node]
+// Run: `node bench/llm_engines.mjs [--quick] [--shape smollm2|llama1b] [--rounds N] [--only attnscope,wllama,ort,ort16,node]
 //   [--threads 1,2] [--lengths 128,512] [--out FILE]` (output: build/bench/llm-<shape>.md and .json). `--lengths 128`
 // skips the 512-token prefills (a decode-only comparison: decode always follows the first length's prompt).
 // A memory-copy probe (probes.mjs memCopyRate, Node, one thread) runs at the start of every round; decode's BF16
@@ -34,6 +35,7 @@ import { fileURLToPath } from 'node:url';
 
 import { CHROMIUM, TYPES, chromiumMemory, inChromium } from './chromium_support.mjs';
 import { writeLlamaGguf } from './gguf_writer.mjs';
+import { toFloat16 } from './onnx_fp16.mjs';
 import { pkgDir } from './ort_node.mjs';
 import { memCopyRate, simdPeak } from './probes.mjs';
 
@@ -43,7 +45,7 @@ const arg = (name, fallback) => { const i = argv.indexOf(`--${name}`); return i 
 const SHAPE = arg('shape', 'smollm2');
 const QUICK = argv.includes('--quick');  // scripts/bench.sh --quick: one round, one thread
 const ROUNDS = Number(arg('rounds', QUICK ? '1' : '3'));
-const ONLY = arg('only', 'attnscope,wllama,ort,node').split(',');
+const ONLY = arg('only', 'attnscope,wllama,ort,ort16,node').split(',');
 const THREADS = arg('threads', QUICK ? '1' : '1,2').split(',').map(Number);
 const DIR = join(ROOT, 'build', 'bench', `llm-${SHAPE}`);
 const OUT = arg('out', join(ROOT, 'build', 'bench', `llm-${SHAPE}.md`));
@@ -59,12 +61,22 @@ const prompt = (n) => 'The quick brown fox jumps over the lazy dog. '.repeat(Mat
 
 function prepare() {
   mkdirSync(DIR, { recursive: true });
-  const need = ['model.safetensors', 'ref.json', ...(ONLY.includes('ort') ? LENGTHS.map((n) => `model-${n}.onnx`) : [])];
+  const ort = ONLY.includes('ort') || ONLY.includes('ort16');
+  const need = ['model.safetensors', 'ref.json', ...(ort ? LENGTHS.map((n) => `model-${n}.onnx`) : [])];
   if (need.some((f) => !existsSync(join(DIR, f)))) {
     console.error(`llm_engines: writing the ${SHAPE} checkpoint, its float64 reference and ONNX exports (bench/llm_ref.py) …`);
     const r = spawnSync('/usr/bin/python3', [join(ROOT, 'bench', 'llm_ref.py'), DIR, SHAPE, String(SEED),
-      ...(ONLY.includes('ort') ? ['--onnx', ...LENGTHS.map(String)] : [])], { stdio: 'inherit' });
+      ...(ort ? ['--onnx', ...LENGTHS.map(String)] : [])], { stdio: 'inherit' });
     if (r.status !== 0) throw new Error('llm_engines: bench/llm_ref.py failed');
+  }
+  // FP16 for onnxruntime-web: the float32 export converted (bench/onnx_fp16.mjs; torch 1.13 cannot trace float16 on
+  // the CPU)
+  for (const n of ONLY.includes('ort16') ? LENGTHS : []) {
+    const out = join(DIR, `model-${n}-fp16.onnx`);
+    if (existsSync(out)) continue;
+    const { bytes, ops } = toFloat16(readFileSync(join(DIR, `model-${n}.onnx`)));
+    writeFileSync(out, bytes);
+    console.error(`llm_engines: ${out} (${(bytes.length / 1e6).toFixed(0)} MB; ops ${ops.join(', ')})`);
   }
   const config = JSON.parse(readFileSync(join(DIR, 'config.json'), 'utf8'));
   for (const type of ['F16', 'Q8_0']) {
@@ -174,13 +186,13 @@ async function pageWllama({ threads, type, lengths, newTokens, promptSrc }) {
   return res;
 }
 
-async function pageOrt({ threads, lengths, promptSrc }) {
+async function pageOrt({ threads, lengths, promptSrc, suffix = '' }) {
   const prompt = new Function(`return (${promptSrc})`)();
   const ort = await import('/ort/ort.wasm.bundle.min.mjs');
   ort.env.wasm.numThreads = threads;
   const res = { threads, loadMs: null, loadMsByLength: {}, prefill: {}, next: {}, promptTokens: {} };
   for (const n of lengths) {
-    const bytes = new Uint8Array(await (await fetch(`/model/model-${n}.onnx`)).arrayBuffer());
+    const bytes = new Uint8Array(await (await fetch(`/model/model-${n}${suffix}.onnx`)).arrayBuffer());
     let t = performance.now();
     const session = await ort.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
     res.loadMsByLength[n] = performance.now() - t;
@@ -203,7 +215,7 @@ async function pageOrt({ threads, lengths, promptSrc }) {
 async function runInChromium(base, job) {
   return inChromium('attnscope-llm-', base, async (page, profile, errors) => {
     if (!(await page.evaluate(() => crossOriginIsolated))) throw new Error('llm_engines: the page is not cross-origin isolated');
-    const fn = { attnscope: pageAttnscope, wllama: pageWllama, ort: pageOrt }[job.engine];
+    const fn = { attnscope: pageAttnscope, wllama: pageWllama, ort: pageOrt, ort16: pageOrt }[job.engine];
     const out = await page.evaluate(`(${fn.toString()})(${JSON.stringify({ ...job, lengths: LENGTHS, newTokens: NEW_TOKENS, promptSrc: prompt.toString(), measureSrc: measureAttnscope.toString() })})`);
     const mem = chromiumMemory(profile);
     out.peakRenderer = mem ? Math.max(...mem.renderers.map((r) => r.hwm)) : null;
@@ -288,6 +300,8 @@ function report(results, ref, config, meta) {
     ['decode, attnscope weights8 vs llama.cpp Q8_0', '≥ 3×', (t) => ratio(get('attnscope weights8', t, (o) => o.decode.perS), get('wllama Q8_0', t, (o) => o.decode.perS))],
     ['prefill 128, attnscope BF16 vs onnxruntime-web FP32', '≥ 1.2×', (t) => ratio(get('onnxruntime-web FP32', t, (o) => o.prefill[128]), get('attnscope BF16', t, (o) => o.prefill[128]))],
     ['prefill 512, attnscope BF16 vs onnxruntime-web FP32', '≥ 1.2×', (t) => ratio(get('onnxruntime-web FP32', t, (o) => o.prefill[512]), get('attnscope BF16', t, (o) => o.prefill[512]))],
+    ['prefill 128, attnscope BF16 vs onnxruntime-web FP16', '≥ 1.2×', (t) => ratio(get('onnxruntime-web FP16', t, (o) => o.prefill[128]), get('attnscope BF16', t, (o) => o.prefill[128]))],
+    ['prefill 512, attnscope BF16 vs onnxruntime-web FP16', '≥ 1.2×', (t) => ratio(get('onnxruntime-web FP16', t, (o) => o.prefill[512]), get('attnscope BF16', t, (o) => o.prefill[512]))],
     ['prefill 512 GFLOP/s, attnscope BF16 / SIMD128 probe', '≥ 0.8', (t) => { const p = get('attnscope BF16', t, (o) => o.prefill[512]); return p && meta.probe ? (2 * params * 512 / (p / 1e3) / 1e9 / meta.probe / t).toFixed(2) + (t > 1 ? ' (per thread)' : '') : '—'; }],
   ];
   for (const [name, target, f] of rows) L.push(`| ${name} | ${target} | ${THREADS.includes(1) ? f(1) : '—'} | ${THREADS.includes(2) ? f(2) : '—'} |`);
@@ -314,6 +328,7 @@ async function main() {
     if (ONLY.includes('wllama')) jobs.push({ engine: 'wllama', label: 'wllama F16', type: 'F16', threads: t },
       { engine: 'wllama', label: 'wllama Q8_0', type: 'Q8_0', threads: t });
     if (ONLY.includes('ort')) jobs.push({ engine: 'ort', label: 'onnxruntime-web FP32', threads: t });
+    if (ONLY.includes('ort16')) jobs.push({ engine: 'ort16', label: 'onnxruntime-web FP16', suffix: '-fp16', threads: t });
     if (ONLY.includes('node')) jobs.push({ engine: 'node', label: 'attnscope BF16 (Node)', weights8: false, threads: t });
   }
   const { server, base } = await startServer();
