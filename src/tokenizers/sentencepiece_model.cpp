@@ -4,6 +4,8 @@
 #include "tokenizers/sentencepiece_model.h"
 
 #include <cstring>
+#include <string>
+#include <type_traits>
 
 namespace attnscope::tokenizers {
 namespace spm_wire {  // named: the unity build joins this file with others
@@ -16,34 +18,49 @@ struct WireField {
   std::span<const std::uint8_t> bytes;     // wire 2
 };
 
+// A field's path in messages ("pieces[3].score"): a string, or a callable that builds one. Paths are built only
+// when an error needs them (a Llama tokenizer.model has 32,000 pieces of 3 fields each).
+template <class Name>
+std::string path_text(const Name& name) {
+  if constexpr (std::is_invocable_v<const Name&>) {
+    return name();
+  } else {
+    return std::string(name);
+  }
+}
+
 // Walks one message's fields; errors name `arg`, the field path and the byte offset in the whole file.
 class WireReader {
  public:
   WireReader(std::span<const std::uint8_t> all, const char* fn, const char* arg) : all_(all), fn_(fn), arg_(arg) {}
 
-  core::Status truncated(const std::string& where, std::size_t at) const {
-    return core::invalid_error(fn_, arg_, std::string(arg_) + " is truncated or malformed in " + where + " (byte " +
-                                              std::to_string(at) + " of " + std::to_string(all_.size()) +
+  template <class Name>
+  core::Status truncated(const Name& where, std::size_t at) const {
+    return core::invalid_error(fn_, arg_, std::string(arg_) + " is truncated or malformed in " + path_text(where) +
+                                              " (byte " + std::to_string(at) + " of " + std::to_string(all_.size()) +
                                               "): not a complete SentencePiece model file");
   }
-  core::Status bad(const std::string& where, const std::string& what) const {
-    return core::invalid_error(fn_, arg_, std::string(arg_) + " is not a SentencePiece model (" + where + ": " + what + ")");
+  template <class Name>
+  core::Status bad(const Name& where, const std::string& what) const {
+    return core::invalid_error(fn_, arg_, std::string(arg_) + " is not a SentencePiece model (" + path_text(where) + ": " +
+                                              what + ")");
   }
 
-  // Calls visit(field) for each field of msg; msg is a sub-span of all_.
-  // name_of(field number): how messages call a field of this message ("pieces[3]", "normalizer_spec.name").
-  template <class Visit, class NameOf>
-  core::Status each(std::span<const std::uint8_t> msg, const std::string& where, NameOf name_of, Visit visit) const {
+  // Calls visit(field) for each field of msg; msg is a sub-span of all_. where: the message's path (a string or a
+  // callable, see path_text); name_of(field number): how messages call a field of it ("pieces[3]",
+  // "normalizer_spec.name").
+  template <class Where, class Visit, class NameOf>
+  core::Status each(std::span<const std::uint8_t> msg, const Where& where, NameOf name_of, Visit visit) const {
     std::size_t i = 0;
     const std::size_t base = static_cast<std::size_t>(msg.data() - all_.data());
     while (i < msg.size()) {
       std::uint64_t key = 0;
-      if (!varint(msg, i, key)) return truncated(where + " (a field key)", base + i);
+      if (!varint(msg, i, key)) return truncated(path_text(where) + " (a field key)", base + i);
       WireField f;
       f.number = static_cast<std::uint32_t>(key >> 3);
       f.wire = static_cast<int>(key & 7);
       if (f.number == 0 || key >> 32 != 0) return bad(where, "field number " + std::to_string(key >> 3));
-      const std::string name = name_of(f.number);
+      const auto name = [&] { return name_of(f.number); };
       switch (f.wire) {
         case 0:
           if (!varint(msg, i, f.varint)) return truncated(name, base + i);
@@ -73,7 +90,8 @@ class WireReader {
     return core::Status::Ok();
   }
 
-  core::Status expect(const WireField& f, int wire, const std::string& where) const {
+  template <class Name>
+  core::Status expect(const WireField& f, int wire, const Name& where) const {
     if (f.wire == wire) return core::Status::Ok();
     return bad(where, "wire type " + std::to_string(f.wire) + " where " + std::to_string(wire) + " was expected");
   }
@@ -115,8 +133,7 @@ core::Status read_normalizer(const WireReader& rd, std::span<const std::uint8_t>
     switch (f.number) {
       case 1:
       case 2: {
-        const std::string name = where + (f.number == 1 ? ".name" : ".precompiled_charsmap");
-        core::Status s = rd.expect(f, 2, name);
+        core::Status s = rd.expect(f, 2, [&] { return where + (f.number == 1 ? ".name" : ".precompiled_charsmap"); });
         if (!s.ok()) return s;
         (f.number == 1 ? n.name : n.precompiled_charsmap) = text_of(f.bytes);
         return core::Status::Ok();
@@ -125,7 +142,7 @@ core::Status read_normalizer(const WireReader& rd, std::span<const std::uint8_t>
       case 4:
       case 5: {
         static const char* names[] = {".add_dummy_prefix", ".remove_extra_whitespaces", ".escape_whitespaces"};
-        core::Status s = rd.expect(f, 0, where + names[f.number - 3]);
+        core::Status s = rd.expect(f, 0, [&] { return where + names[f.number - 3]; });
         if (!s.ok()) return s;
         bool& b = f.number == 3 ? n.add_dummy_prefix : f.number == 4 ? n.remove_extra_whitespaces : n.escape_whitespaces;
         b = f.varint != 0;
@@ -140,7 +157,7 @@ core::Status read_trainer(const WireReader& rd, std::span<const std::uint8_t> ms
   auto name_of = [](std::uint32_t n) { return "trainer_spec field " + std::to_string(n); };
   return rd.each(msg, "trainer_spec", name_of, [&](const WireField& f) -> core::Status {
     auto int_field = [&](const char* name, auto& out) -> core::Status {
-      core::Status s = rd.expect(f, 0, std::string("trainer_spec.") + name);
+      core::Status s = rd.expect(f, 0, [&] { return std::string("trainer_spec.") + name; });
       if (!s.ok()) return s;
       out = static_cast<std::remove_reference_t<decltype(out)>>(static_cast<std::int64_t>(f.varint));
       return core::Status::Ok();
@@ -185,34 +202,35 @@ core::Result<SpmModelProto> parse_sentencepiece_model(std::span<const std::uint8
   core::Status s = rd.each(bytes, "ModelProto", name_of, [&](const WireField& f) -> core::Status {
     switch (f.number) {
       case 1: {
-        const std::string where = "pieces[" + std::to_string(m.pieces.size()) + "]";
+        const std::size_t index = m.pieces.size();
+        const auto where = [index] { return "pieces[" + std::to_string(index) + "]"; };
         core::Status e = rd.expect(f, 2, where);
         if (!e.ok()) return e;
         SpmModelProto::Piece p;
         bool has_piece = false;
         auto piece_field = [&](std::uint32_t n) {
-          return where + (n == 1 ? ".piece" : n == 2 ? ".score" : n == 3 ? ".type" : " field " + std::to_string(n));
+          return where() + (n == 1 ? ".piece" : n == 2 ? ".score" : n == 3 ? ".type" : " field " + std::to_string(n));
         };
         e = rd.each(f.bytes, where, piece_field, [&](const WireField& g) -> core::Status {
           if (g.number == 1) {
-            core::Status t = rd.expect(g, 2, where + ".piece");
+            core::Status t = rd.expect(g, 2, [&] { return where() + ".piece"; });
             if (!t.ok()) return t;
             p.piece = text_of(g.bytes);
             has_piece = true;
           } else if (g.number == 2) {
-            core::Status t = rd.expect(g, 5, where + ".score");
+            core::Status t = rd.expect(g, 5, [&] { return where() + ".score"; });
             if (!t.ok()) return t;
             p.score = float_of(g.fixed32);
           } else if (g.number == 3) {
-            core::Status t = rd.expect(g, 0, where + ".type");
+            core::Status t = rd.expect(g, 0, [&] { return where() + ".type"; });
             if (!t.ok()) return t;
-            if (g.varint < 1 || g.varint > 6) return rd.bad(where + ".type", "value " + std::to_string(g.varint) + " (1..6)");
+            if (g.varint < 1 || g.varint > 6) return rd.bad(where() + ".type", "value " + std::to_string(g.varint) + " (1..6)");
             p.type = static_cast<int>(g.varint);
           }
           return core::Status::Ok();
         });
         if (!e.ok()) return e;
-        if (!has_piece || p.piece.empty()) return rd.bad(where + ".piece", "the piece is empty");
+        if (!has_piece || p.piece.empty()) return rd.bad(where() + ".piece", "the piece is empty");
         m.pieces.push_back(std::move(p));
         return core::Status::Ok();
       }
