@@ -72,14 +72,19 @@ async function compileWasm(file) {
  * threaded glue posts the same compiled module to its pool threads). A failed instantiation rejects the result
  * instead of leaving the glue's promise pending.
  */
-function instantiate(create, wasm, options) {
+function instantiate(create, wasm, options, beforeReceive = null) {
   let failed;
   const failure = new Promise((_, reject) => { failed = reject; });
-  const instantiateWasm = (imports, receive) => {
-    WebAssembly.instantiate(wasm, imports).then((instance) => receive(instance, wasm), failed);
+  // the object the glue makes its Module (MODULARIZE uses the one passed): beforeReceive gets it, glue set up
+  const moduleObject = { ...options };
+  moduleObject.instantiateWasm = (imports, receive) => {
+    WebAssembly.instantiate(wasm, imports).then((instance) => {
+      beforeReceive?.(moduleObject);
+      receive(instance, wasm);
+    }).catch(failed);
     return {}; // the exports arrive through receive()
   };
-  return Promise.race([create({ ...options, instantiateWasm }), failure]);
+  return Promise.race([create(moduleObject), failure]);
 }
 
 /** At most this many threads for threads: 'auto' (API.md: "up to 4 of the machine's cores"). */
@@ -163,6 +168,12 @@ const explained = (promise, file) => promise.catch(async (e) => {
   throw e;
 });
 
+/** The error a pool worker's error event (its script refused, not found or failing) becomes. */
+function poolThreadFailed(event) {
+  const where = event.filename ? ` (${event.filename}:${event.lineno})` : '';
+  return new Error(`a pool thread failed to start: ${event.message || 'its worker script was refused or not found'}${where}`);
+}
+
 /**
  * Rejects when a pool thread fails to start: the 3.1.6 glue rethrows a pool worker's error event from its
  * onerror handler, which lands here (the global 'error' event of the page or worker running the glue) instead
@@ -176,8 +187,7 @@ function watchThreads() {
     const thrown = e.error;
     if (!(typeof Event === 'function' && thrown instanceof Event)) return;
     e.preventDefault(); // handled here: it must not reach the page as an uncaught error
-    const where = thrown.filename ? ` (${thrown.filename}:${thrown.lineno})` : '';
-    fail(new Error(`a pool thread failed to start: ${thrown.message || 'its worker script was refused or not found'}${where}`));
+    fail(poolThreadFailed(thrown));
   };
   const timer = setTimeout(() => fail(new Error(`the pool threads did not start within ${THREAD_START_MS / 1000} s`)), THREAD_START_MS);
   if (!isNode) globalThis.addEventListener?.('error', onError);
@@ -190,28 +200,70 @@ function watchThreads() {
   };
 }
 
+/**
+ * In a browser, the pool's `count` Web Workers, started now: their threads, their script and the glue (which the
+ * script's epilogue, bindings/threads/worker-preload.js, imports at once) then load while this thread still
+ * fetches the glue and compiles the wasm, instead of after. The 3.1.6 glue starts its pool only once both are in,
+ * and holds the module's readiness until every pool worker has loaded it: ~75 ms of a warm page load, measured
+ * (README, "Load time"). The glue, told of no pool (attnscopeWorkers: 0), gets these in its pool
+ * (PThread.unusedWorkers) just before it receives the instance (adopt), and loads the wasm into them as into its
+ * own; the module is ready, as before, once they all have. Each is started as the glue starts one (a classic
+ * Worker on the worker script), its URL's fragment naming the glue for the epilogue. An error event before the
+ * glue adopts them (after, the glue rethrows it: watchThreads) rejects `failed`. Node keeps the glue's own pool
+ * (worker_threads reading files: nothing to overlap). Returns { adopt(moduleObject), failed, stop() }; stop
+ * drops the listeners and terminates the workers when they were not adopted.
+ */
+function startPoolWorkers(count, workerHref, glueHref) {
+  let fail;
+  const failed = new Promise((_, reject) => { fail = reject; });
+  const onError = (e) => fail(poolThreadFailed(e));
+  const workers = Array.from({ length: count }, () => {
+    const worker = new Worker(`${workerHref}#glue=${encodeURIComponent(glueHref)}`);
+    worker.addEventListener('error', onError);
+    return worker;
+  });
+  let adopted = false;
+  return {
+    failed,
+    adopt(moduleObject) {
+      const pool = moduleObject.PThread?.unusedWorkers;
+      if (!Array.isArray(pool)) throw new Error('the threaded glue exports no PThread.unusedWorkers to hand its pool to');
+      pool.push(...workers);
+      adopted = true;
+    },
+    stop() {
+      for (const worker of workers) {
+        worker.removeEventListener('error', onError);
+        if (!adopted) worker.terminate();
+      }
+    },
+  };
+}
+
 async function loadThreaded(threads) {
   // A computed specifier: bundlers (scripts/build-single.mjs's esbuild) leave the threaded glue out of the
   // single-file page, which is never cross-origin isolated.
   const glueUrl = new URL('../../dist/attnscope.simd.mt.mjs', import.meta.url);
   const workerFile = 'attnscope.simd.mt.worker.cjs';
   const workerUrl = distUrl(workerFile);
-  // the glue and the wasm fetched side by side (one round trip less on a page's cold load); a script that fails
-  // to load is then checked, so a host sending it as another type gets named instead of a bare error
-  const [{ default: createThreaded }, wasm] = await Promise.all([
-    explained(import(glueUrl.href), 'attnscope.simd.mt.mjs'),
-    compileWasm('attnscope.simd.mt.wasm'),
-  ]);
   // A bundler may inline the small worker script as a data: URL (Vite does below 4 KB): a worker started from one has
   // an opaque origin and cannot import the glue, so it starts from a blob: URL of the same text, which keeps ours.
   const workerHref = workerUrl.protocol === 'data:'
     ? URL.createObjectURL(new Blob([await (await fetch(workerUrl)).arrayBuffer()], { type: 'text/javascript' }))
     : workerUrl.href;
   const watch = watchThreads();
+  const early = isNode ? null : startPoolWorkers(threads - 1, workerHref, glueUrl.href);
+  const earlyFailed = early ? [explained(early.failed, workerFile)] : [];
   let module;
   try {
+    // the glue and the wasm fetched side by side (one round trip less on a page's cold load); a script that fails
+    // to load is then checked, so a host sending it as another type gets named instead of a bare error
+    const [{ default: createThreaded }, wasm] = await Promise.race([Promise.all([
+      explained(import(glueUrl.href), 'attnscope.simd.mt.mjs'),
+      compileWasm('attnscope.simd.mt.wasm'),
+    ]), ...earlyFailed]);
     module = await Promise.race([instantiate(createThreaded, wasm, {
-      attnscopeWorkers: threads - 1,
+      attnscopeWorkers: early ? 0 : threads - 1,
       // The pool threads import the glue from the URL it was imported from, not by its plain name beside the worker
       // script: a bundler that renames the files (Vite's hashed assets) breaks the plain name.
       mainScriptUrlOrBlob: glueUrl.href,
@@ -221,12 +273,13 @@ async function loadThreaded(threads) {
         return isNode ? decodeURIComponent(workerUrl.pathname) : workerHref;
       },
       ...QUIET,
-    }), explained(watch.failed, workerFile)]);
+    }, early?.adopt), explained(watch.failed, workerFile), ...earlyFailed]);
   } finally {
     watch.stop();
-    // The blob: URL is needed only to construct the pool's workers, which the glue does once, all of them, while
-    // instantiating (PThread.initMainThread; its getNewWorker never adds one later) and which have run the script
-    // by the time instantiate resolves (each worker's load is a run dependency): freed here, on success or failure.
+    early?.stop();
+    // The blob: URL is needed only to construct the pool's workers, which are all started by now (above, or by the
+    // glue while instantiating: PThread.initMainThread; its getNewWorker never adds one later) and have run the
+    // script by the time instantiate resolves (each worker's load is a run dependency): freed here, on success or failure.
     if (workerHref !== workerUrl.href) URL.revokeObjectURL(workerHref);
   }
   const inUse = module.setThreads(threads);

@@ -31,13 +31,15 @@ const STRICT_PAGE = "default-src 'self'; script-src 'self'; worker-src 'self'; c
 let strictSingle; // the single file's own CSP without 'wasm-unsafe-eval' (set in before())
 
 /**
- * The host each first path segment stands for: { isolated (COOP + COEP), octet (.cjs/.mjs/.wasm as
- * application/octet-stream), csp }. /iso/web/ is the page as scripts/serve.mjs serves it.
+ * The host each first path segment stands for: { isolated (COOP + COEP), octet (the extensions sent as
+ * application/octet-stream), csp }. /iso/web/ is the page as scripts/serve.mjs serves it. /cjs/: a host that knows
+ * .mjs but not .cjs (only the pool worker script is refused; loader.js starts those workers itself, early).
  */
 const HOSTS = {
   iso: { isolated: true },
   plain: { isolated: false },
-  octet: { isolated: true, octet: true },
+  octet: { isolated: true, octet: ['.cjs', '.mjs', '.wasm'] },
+  cjs: { isolated: true, octet: ['.cjs'] },
   csp: { isolated: true, csp: true },
 };
 
@@ -52,7 +54,7 @@ function serve() {
       const body = await readFile(file);
       const ext = path.extname(file);
       const headers = {
-        'Content-Type': host.octet && ['.cjs', '.mjs', '.wasm'].includes(ext) ? 'application/octet-stream' : TYPES[ext] ?? 'application/octet-stream',
+        'Content-Type': host.octet?.includes(ext) ? 'application/octet-stream' : TYPES[ext] ?? 'application/octet-stream',
         'X-Content-Type-Options': 'nosniff',
         'Cache-Control': 'no-store',
         ...(host.isolated ? ISOLATED : {}),
@@ -133,6 +135,7 @@ const MATRIX = [
   { what: 'page', host: 'iso', expect: { threads: 'many', status: /\d threads/ } },
   { what: 'page', host: 'plain', expect: { threads: 1, status: /no COOP\/COEP/ } },
   { what: 'page', host: 'octet', expect: { threads: 1, status: /threaded SIMD128 build failed to start: dist\/attnscope\.simd\.mt\.(mjs|worker\.cjs) is served as application\/octet-stream/ } },
+  { what: 'page', host: 'cjs', expect: { threads: 1, status: /threaded SIMD128 build failed to start: dist\/attnscope\.simd\.mt\.worker\.cjs is served as application\/octet-stream/ } },
   { what: 'page', host: 'csp', expect: { message: /Content Security Policy does not allow WebAssembly: its script-src needs 'wasm-unsafe-eval'/ } },
   { what: 'page', host: 'file', expect: { note: /Opened from disk \(file:\/\/\)\? Browsers refuse module scripts there/ } },
   { what: 'single', host: 'iso', expect: { threads: 1, status: /the single file embeds no threaded build/ } },
