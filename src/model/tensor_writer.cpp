@@ -49,11 +49,44 @@ void quantize_q8_block(const float* v, std::int8_t* q, float& scale) {
   for (int t = 0; t < core::kQ8Block; ++t) q[t] = static_cast<std::int8_t>(std::lround(v[t] * inv));
 }
 
+// A half-width PyTorch Linear weight [rows=out, cols=in] to [in, out] (TensorTarget::Op::kTranspose), elements
+// first.. first + count - 1: the whole rows in 64 × 64 tiles (each tile's reads and writes stay in cache: element by
+// element, every write of a 1B model's 8192-row matrix touched another cache line, and streamed layers transpose every
+// layer on every run), the partial rows at either end element by element. The same bits land where scatter puts them.
+void transpose_half(const TensorTarget& t, std::uint16_t* dst, const std::uint8_t* src, std::uint64_t first,
+                    std::uint64_t count) {
+  const auto cols = static_cast<std::uint64_t>(t.cols), rows = static_cast<std::uint64_t>(t.rows);
+  const std::uint64_t end = first + count;
+  auto bits = [&](std::uint64_t e) {  // element e of the file tensor, little-endian
+    const std::uint8_t* p = src + 2 * (e - first);
+    return static_cast<std::uint16_t>(p[0] | (p[1] << 8));
+  };
+  std::uint64_t e = first;
+  for (; e < end && e % cols != 0; ++e) dst[(e % cols) * rows + e / cols] = bits(e);
+  const std::uint64_t r0 = e / cols, r1 = end / cols;  // whole rows [r0, r1)
+  constexpr std::uint64_t kTile = 64;
+  for (std::uint64_t rb = r0; rb < r1; rb += kTile) {
+    const std::uint64_t re = std::min(rb + kTile, r1);
+    for (std::uint64_t cb = 0; cb < cols; cb += kTile) {
+      const std::uint64_t ce = std::min(cb + kTile, cols);
+      for (std::uint64_t c = cb; c < ce; ++c) {
+        std::uint16_t* out = dst + c * rows;
+        for (std::uint64_t r = rb; r < re; ++r) out[r] = bits(r * cols + c);
+      }
+    }
+  }
+  for (e = std::max(e, r1 * cols); e < end; ++e) dst[(e % cols) * rows + e / cols] = bits(e);
+}
+
 }  // namespace
 
 void write_elements(const std::string& dtype, std::size_t elem, const std::vector<TensorTarget>& targets,
                     const std::vector<TensorStorage*>& storage, const std::uint8_t* src, std::uint64_t first,
                     std::uint64_t count) {
+  // half-width transposes: the whole range at once, tiled
+  for (std::size_t ti = 0; ti < targets.size(); ++ti) {
+    if (storage[ti]->half != nullptr && targets[ti].op == Op::kTranspose) transpose_half(targets[ti], storage[ti]->half, src, first, count);
+  }
   // widen in blocks (f32 targets) or copy the 16-bit patterns (half-width targets), then scatter each element
   constexpr std::uint64_t kBlock = 16384;
   float buf[kBlock];
@@ -81,6 +114,7 @@ void write_elements(const std::string& dtype, std::size_t elem, const std::vecto
         continue;
       }
       if (st.half != nullptr) {
+        if (t.op == Op::kTranspose) continue;  // done above
         for (std::uint64_t i = 0; i < k; ++i) {
           const auto bits = static_cast<std::uint16_t>(block[2 * i] | (block[2 * i + 1] << 8));  // little-endian
           scatter(t, st.half, first + done + i, bits);
