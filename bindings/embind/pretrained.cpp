@@ -89,8 +89,8 @@ class CheckpointHandle {
       for (const io::TensorEntry& e : index.value().tensors) {
         ends.push_back(static_cast<double>(index.value().data_offset + e.end));
         if (!io::is_float_dtype(e.dtype)) continue;
-        if (stream && model::hf_layer_index(e.name) > 0) continue;  // read into layer 0's buffer when it runs
-        widened += static_cast<double>(e.count) * (stays_half_in_file(e) ? 2.0 : 4.0);
+        // streamed: layers 1.. are read into layer 0's buffer when they run, never held
+        if (!stream || model::hf_layer_index(e.name) <= 0) widened += static_cast<double>(e.count) * (stays_half_in_file(e) ? 2.0 : 4.0);
         summary_.bytes += static_cast<double>(e.end - e.begin);
         summary_.dtypes.insert(e.dtype);
       }
