@@ -5,11 +5,13 @@
 // layer keeps [32, n, n]). Issue 30: the heap must grow with n × layers, not n² × layers × heads.
 //
 //   node bench/long_context_bench.mjs [--layers 2] [--tokens 2048,8192] [--modes tiled,materialised] [--vocab 258]
-//     [--layer-outputs]
+//     [--layer-outputs] [--stream]
 //
 // --vocab: 128256 for the real embedding (tied head; 525 MB of BF16 more in the heap). --layer-outputs: the tiled run
 // keeps every layer's [n, 2048] output (run option layerOutputs: true; off by default with heads 'none' since
-// 2026-11-27), as every run before that did.
+// 2026-11-27), as every run before that did. --stream: loadPretrained's streamWeights (the layers stay in the bytes
+// given, in Node's memory, and are read into one layer buffer before each layer: the wasm heap holds the embedding
+// table, the final norm and that buffer; issue 28).
 //
 // Each measurement runs in a fresh Node process (a wasm memory never shrinks, so heapSize after the run is the
 // run's peak plus the model). Not a test: it takes minutes and its figures depend on the machine.
@@ -29,6 +31,7 @@ const TOKENS = arg('--tokens', '2048,8192').split(',').map(Number);
 const MODES = arg('--modes', 'tiled,materialised').split(',');  // e.g. --modes tiled
 const VOCAB = Number(arg('--vocab', '258'));
 const LAYER_OUTPUTS = process.argv.includes('--layer-outputs');
+const STREAM = process.argv.includes('--stream');
 const SHAPE = { hidden: 2048, heads: 32, kv: 8, headDim: 64, ff: 8192 };
 // the byte-level BPE tokenizer of the Llama test checkpoint: one token per byte of plain ASCII text
 const TOKENIZER_DIR = join(ROOT, 'tests/fixtures/modern/llama-f32-untied-gqa-llama3');
@@ -53,7 +56,7 @@ async function child(n, mode) {
   const cfg = config(LAYERS, Math.max(...TOKENS));
   const model = await as.loadPretrained({
     config: cfg, weights: checkpoint(cfg),
-    tokenizer: readFileSync(join(TOKENIZER_DIR, 'tokenizer.json'), 'utf8'),
+    tokenizer: readFileSync(join(TOKENIZER_DIR, 'tokenizer.json'), 'utf8'), streamWeights: STREAM,
   });
   const afterLoad = as.memoryStats().heapSize;
   const allocatedLoad = as.memoryStats().allocated;
@@ -79,7 +82,7 @@ function runChild(n, mode) {
   return new Promise((resolve, reject) => {
     const p = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', String(n), mode,
       '--layers', String(LAYERS), '--tokens', TOKENS.join(','), '--modes', MODES.join(','), '--vocab', String(VOCAB),
-      ...(LAYER_OUTPUTS ? ['--layer-outputs'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+      ...(LAYER_OUTPUTS ? ['--layer-outputs'] : []), ...(STREAM ? ['--stream'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     p.stdout.on('data', (d) => { out += d; });
     p.on('close', (code) => {
@@ -97,7 +100,7 @@ async function main() {
   if (c > 0) return child(Number(process.argv[c + 1]), process.argv[c + 2]);
   console.log(`long_context_bench: Llama-3.2-1B-shaped (hidden ${SHAPE.hidden}, ${SHAPE.heads} heads / ${SHAPE.kv} K/V, ` +
     `head ${SHAPE.headDim}, FFN ${SHAPE.ff}, BF16), ${LAYERS} layers (the real model has 16), vocab ${VOCAB}, one thread, ` +
-    `SIMD128${LAYER_OUTPUTS ? ', layerOutputs: true' : ''}`);
+    `SIMD128${LAYER_OUTPUTS ? ', layerOutputs: true' : ''}${STREAM ? ', streamWeights: true' : ''}`);
   const rows = [];
   for (const n of TOKENS) {
     for (const mode of MODES) {

@@ -4,7 +4,8 @@
 // the byte-level tokenizer of tests/fixtures/modern has no merges). Reports per n the medians of keystroke → on
 // screen and click a token → longest task, and at 2,048 tokens the renderer's memory: the JS heap of the page
 // (CDP Performance.getMetrics) and the resident memory of every renderer process of this browser (from /proc, the
-// page's worker and its wasm heap — the weights, 2 bytes each — included). --long-layers L: a checkpoint of L layers
+// page's worker and its wasm heap — the weights held, 2 bytes each — included; above 1 GB of weights the page streams
+// the layers from the file: web/stream-weights.js, and logs the model status saying so). --long-layers L: a checkpoint of L layers
 // instead of 16 (a loaded machine: one forward of 2,048 tokens through 16 layers is minutes of CPU); --long-sizes
 // 128,512,2048: the token counts measured.
 import {
@@ -65,6 +66,8 @@ export async function runLong({
     await page.waitForFunction(() => window.__attnscope.traceState?.model === 'checkpoint' && !document.documentElement.dataset.busy,
       null, { timeout: 3600e3 });
     console.error(`page: ${layers}-layer 1B-shaped checkpoint loaded and first run drawn in ${((Date.now() - t0) / 1e3).toFixed(0)} s`);
+    // the model status: whether the page streams the layers from the file (web/stream-weights.js: above 1 GB)
+    console.error(`page: status "${await page.locator('#ckpt-msg').textContent()}"`);
     const cdp = await context.newCDPSession(page);
     await cdp.send('Performance.enable');
     for (const n of arg('long-sizes', '128,512,2048').split(',').map(Number)) {
@@ -100,7 +103,7 @@ export async function runLong({
         const rss = rendererRss();
         rows.push([`page JS heap (main thread) at 2,048 tokens, MB`, '< 1,536', heap / 2 ** 20, [heap / 2 ** 20]]);
         console.error(`page: 2,048 tokens, JS heap ${(heap / 2 ** 20).toFixed(0)} MB, renderers' RSS ${rss.map((b) => (b / 2 ** 20).toFixed(0)).join(', ')} MB`);
-        rows.push([`renderer processes' resident memory at 2,048 tokens (worker and wasm heap, weights included), MB`, '< 1,536 besides the weights',
+        rows.push([`renderer processes' resident memory at 2,048 tokens (worker and wasm heap, weights included), MB`, '< 1,536',
           Math.max(...rss) / 2 ** 20, rss.map((b) => b / 2 ** 20)]);
       }
     }

@@ -131,7 +131,8 @@ export function createModels(store, compute, page) {
           return line || t('model.checkpointLabel', { arch: c.architecture ?? '', layers: c.numLayers, heads: c.numHeads, d: c.dModel });
         },
       };
-      box.message(t('checkpoint.loaded', { s: (ms / 1000).toFixed(1), label: data.info.checkpoint.label }));
+      const streamed = c.checkpoint?.streamed ? ` ${t('h28s.streamed', { gb: (c.checkpoint.bytes / 1e9).toFixed(2), budget: (c.streamBudget / 1e9).toFixed(1) })}` : '';
+      box.message(t('checkpoint.loaded', { s: (ms / 1000).toFixed(1), label: data.info.checkpoint.label }) + streamed);
       data.picking = false;
       Object.assign(state, { model: 'checkpoint', heads: 'all', layer: 0, token: 0 }); // a newer checkpoint replaces the last
       page.loaded();

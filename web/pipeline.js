@@ -11,6 +11,7 @@
 import { exampleEmbeddings, EXAMPLE_TOKENS } from './state.js';
 import { AttentionFiles } from './attnfile.js';
 import { longRun, mayBeLong, looksShort } from './long.js';
+import { streamChoice } from './stream-weights.js';
 
 export const MAX_TOKENS = 512;
 
@@ -87,6 +88,8 @@ export class Pipeline {
     else if (t.merges) tokenizer = { vocab: await readText(t.vocab), merges: await readText(t.merges) };
     else tokenizer = { vocab: await readText(t.vocab), lowercase: await lowercaseOf(t.tokenizerConfig) };
     const extra = files.generationConfig ? { generationConfig: await readText(files.generationConfig) } : {};
+    const streamed = streamChoice(config, files.weights); // above the budget: the layers stay in the file
+    if (streamed.stream) extra.streamWeights = true;
     let model;
     try {
       model = await this.as.loadPretrained({ config, weights: files.weights, tokenizer, onProgress, signal, ...extra });
@@ -101,7 +104,7 @@ export class Pipeline {
     this.checkpoint = model;
     // an encoder–decoder's shared token table's rows (its architecture line says them): the model's own parameter
     const table = model.config.architecture === 'encoder-decoder' ? model.parameters().find((p) => p.name === 'embedding.weight') : null;
-    return { ...model.config, ...(table ? { vocabSize: table.shape[0] } : {}) };
+    return { ...model.config, ...(table ? { vocabSize: table.shape[0] } : {}), ...(streamed.stream ? { streamBudget: streamed.budget } : {}) };
   }
 
   /**

@@ -2,7 +2,9 @@
 // loaded in chunks. Layer: bindings; no math. CheckpointHandle.begin(config, tokenizer, headers, fileSizes,
 // generationConfig) -> null or an error descriptor (headers / fileSizes: one per shard, one for a single file;
 // generationConfig: generation_config.json text or null); feed(shard, offset, bytes) per chunk, each shard's in
-// order; finishInto(modelHandle) hands the model to a ModelHandle (model_handle.h). Errors name "loadPretrained".
+// order; finishInto(modelHandle, read) hands the model to a ModelHandle (model_handle.h). Errors name
+// "loadPretrained". streamWeights: begin(..., stream = true), residentRanges(shard) says what to feed, and `read`
+// is the synchronous reader the model calls before each layer's forward (model/layer_stream.h).
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
@@ -47,7 +49,9 @@ val pretrained_error(const core::Status& s) {
 class CheckpointHandle {
  public:
   // tokenizer: { json } (tokenizer.json text) | { vocab, merges } (GPT-2 files) | { vocab, lowercase } (vocab.txt)
-  val begin(std::string config, val tokenizer, val headers, val file_sizes, val generation_config, bool weights8) {
+  // stream (JS streamWeights): the decoder layers stay in the files (model/layer_stream.h)
+  val begin(std::string config, val tokenizer, val headers, val file_sizes, val generation_config, bool weights8,
+            bool stream) {
     // { sentencepiece } (T5's spiece.model) or { source, target, vocab } (Marian's pair): spm_tokenizer_in.h
     std::optional<core::Result<std::unique_ptr<tokenizers::HfTokenizer>>> spm =
         spm_tokenizer_in(tokenizer, kLoadPretrained, "tokenizer");
@@ -85,7 +89,8 @@ class CheckpointHandle {
       for (const io::TensorEntry& e : index.value().tensors) {
         ends.push_back(static_cast<double>(index.value().data_offset + e.end));
         if (!io::is_float_dtype(e.dtype)) continue;
-        widened += static_cast<double>(e.count) * (stays_half_in_file(e) ? 2.0 : 4.0);
+        // streamed: layers 1.. are read into layer 0's buffer when they run, never held
+        if (!stream || model::hf_layer_index(e.name) <= 0) widened += static_cast<double>(e.count) * (stays_half_in_file(e) ? 2.0 : 4.0);
         summary_.bytes += static_cast<double>(e.end - e.begin);
         summary_.dtypes.insert(e.dtype);
       }
@@ -96,7 +101,7 @@ class CheckpointHandle {
       return pretrained_error(out_of_memory(kLoadPretrained, "weights", "loading the weights", need));
     }
     auto l = model::HfCheckpointLoader::begin_shards(config, model::TextEncoder::checkpoint(std::move(t).value()),
-                                                     spans, sizes, model::kOpCreate, weights8);
+                                                     spans, sizes, model::kOpCreate, weights8, stream);
     if (!l.ok()) return pretrained_error(l.status());
     if (given(generation_config)) {
       auto s = l.value()->set_generation_config(generation_config.as<std::string>());
@@ -149,8 +154,37 @@ class CheckpointHandle {
     return s.ok() ? val::null() : pretrained_error(s);
   }
 
-  val finish_into(ModelHandle& handle) {
-    auto r = loader_->finish();
+  // streamWeights: the byte ranges of shard `shard` to feed, [begin, end, begin, end, ...] (everything but the
+  // layers; the JS side then feeds an empty chunk at the file's size).
+  val resident_ranges(unsigned shard) const {
+    val out = val::array();
+    if (!loader_) return out;
+    int i = 0;
+    for (const auto& [a, b] : loader_->resident_ranges(shard)) {
+      out.set(i++, val(static_cast<double>(a)));
+      out.set(i++, val(static_cast<double>(b)));
+    }
+    return out;
+  }
+
+  // read: null, or (streamWeights) the JS function (shard, offset, length) -> a Uint8Array of `length` bytes or a
+  // string saying what went wrong; it must not throw. The model keeps it and calls it on this thread only (before
+  // each layer's forward: model/layer_stream.h), never from a pool thread.
+  val finish_into(ModelHandle& handle, val read) {
+    model::LayerStream::Read reader;
+    if (given(read)) {
+      reader = [read](std::size_t shard, std::uint64_t offset, std::span<std::uint8_t> dst) -> std::string {
+        const val r = read(static_cast<double>(shard), static_cast<double>(offset), static_cast<double>(dst.size()));
+        if (r.isString()) return r.as<std::string>();
+        if (!r.instanceof(val::global("Uint8Array")) || r["length"].as<double>() != static_cast<double>(dst.size())) {
+          return "the reader did not return " + std::to_string(dst.size()) + " bytes";
+        }
+        // a view of the destination made after the call: the call cannot have moved wasm memory under it
+        val(emscripten::typed_memory_view(dst.size(), dst.data())).call<void>("set", r);
+        return std::string();
+      };
+    }
+    auto r = loader_->finish(std::move(reader));
     loader_.reset();
     if (!r.ok()) return pretrained_error(r.status());
     handle.adopt(std::move(r).value(), kLoadPretrained);
@@ -180,5 +214,6 @@ EMSCRIPTEN_BINDINGS(attnscope_pretrained) {
       .function("summary", &CheckpointHandle::summary)
       .function("headerBytes", &CheckpointHandle::header_bytes)
       .function("feed", &CheckpointHandle::feed)
+      .function("residentRanges", &CheckpointHandle::resident_ranges)
       .function("finishInto", &CheckpointHandle::finish_into);
 }

@@ -358,8 +358,8 @@ export interface Model {
   delete(): void;
 }
 
-/** One safetensors file: a Blob/File is read in chunks. */
-export type SafetensorsFile = Uint8Array | ArrayBuffer | Blob;
+/** One safetensors file: a Blob/File is read in chunks; a string is the file's path (Node only, read with node:fs). */
+export type SafetensorsFile = Uint8Array | ArrayBuffer | Blob | string;
 
 /** as.loadPretrained's options (API.md "Pretrained checkpoints", "Modern decoder checkpoints"). */
 export interface PretrainedOptions {
@@ -398,6 +398,19 @@ export interface PretrainedOptions {
    * next token unchanged on every test text (README "8-bit weights"). Default false.
    */
   weights8?: boolean;
+  /**
+   * Decoder-only checkpoints: keep every decoder layer's weights in the file and read each layer into ONE reusable
+   * layer buffer in the wasm heap right before its forward (run, generate, next, the logit lens, ...); the embedding
+   * table (also the tied head), the final norm and the RoPE tables stay resident. Results are BIT-IDENTICAL to the
+   * resident model's (the same bytes reach the same kernels; BF16 / F16 matrices stay 2 bytes a value). A
+   * Llama-3.2-1B then holds ~0.65 GB of weights instead of 2.47 GB (README "Streamed weights"). Each run reads every
+   * layer once (~121 MB each for the 1B), and so does each generated token. The reads are synchronous, so `weights`
+   * must be: a Blob/File in a Web Worker (FileReaderSync; elsewhere a TypeError naming this option), a file path
+   * (Node: fs.readSync), or bytes in memory (Uint8Array / ArrayBuffer: keeps them out of the wasm heap only). A read
+   * that fails, or a file whose size changed since the load, makes that run / generate throw an Error naming the
+   * file and the tensor; the model works again once the file is readable. Not with `weights8`. Default false.
+   */
+  streamWeights?: boolean;
   /** called while the weights load, non-decreasing in [0, 1] */
   onProgress?: (fraction: number) => void;
   /**
@@ -430,7 +443,7 @@ export interface CheckpointLayout {
   finalSoftcap: number;
   qkNorm: boolean;
   /** loadPretrained only: config.model_type, the float tensors' stored dtype(s) ('BF16', 'F32', 'BF16+F32') and bytes */
-  checkpoint?: { modelType: string; dtype: string; bytes: number };
+  checkpoint?: { modelType: string; dtype: string; bytes: number; /** loaded with streamWeights */ streamed: boolean };
 }
 
 // ---- looking inside (bindings/js/analysis.js; README "Looking inside")

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "core/check.h"
@@ -261,6 +262,75 @@ std::string canonical_hf(const std::string& name, HfFamily family) {
 
 }  // namespace
 
+int hf_layer_index(std::string_view name) {
+  for (std::size_t at = name.find("layers."); at != std::string_view::npos; at = name.find("layers.", at + 1)) {
+    if (at != 0 && name[at - 1] != '.') continue;
+    std::size_t i = at + 7;
+    int n = 0;
+    const std::size_t digits = i;
+    while (i < name.size() && name[i] >= '0' && name[i] <= '9' && n < 1000000) n = n * 10 + (name[i++] - '0');
+    if (i > digits && i < name.size() && name[i] == '.') return n;
+  }
+  return -1;
+}
+
+core::Status HfCheckpointLoader::split_layers(std::set<std::string>& elsewhere) {
+  const ModelDescription& m = cfg_.description;
+  if (cfg_.family != HfFamily::kDecoder) {
+    return core::invalid_error(op_, "streamWeights",
+                               "streamWeights: only decoder-only checkpoints (llama, mistral, qwen2, qwen3, gemma, "
+                               "gemma2, gemma3_text, phi3) stream their layers; this is a " + model_type() +
+                                   " checkpoint (load it without streamWeights)");
+  }
+  stream_layers_.assign(m.main.blocks.size(), {});
+  std::map<std::string, const io::TensorEntry*> first;  // layer 0's tensors by their name after "layers.0."
+  auto tail = [](const std::string& name) {  // "model.layers.3.mlp.up_proj.weight" -> "mlp.up_proj.weight"
+    return name.substr(name.find('.', name.find("layers.") + 7) + 1);
+  };
+  for (int pass = 0; pass < 2; ++pass) {  // layer 0 first: the others are checked against it
+    for (std::size_t s = 0; s < shards_.size(); ++s) {
+      for (Mapped& mp : shards_[s].mapped) {
+        const int layer = hf_layer_index(canonical_hf(mp.entry.name, cfg_.family));
+        if (layer < 0 || (layer == 0) != (pass == 0)) continue;
+        mp.layer = layer;
+        const std::string& from = m.main.blocks.at(static_cast<std::size_t>(layer)).prefix;
+        const std::string& to = m.main.blocks.front().prefix;
+        LayerStream::Tensor t{mp.entry.name, s, shards_[s].index.data_offset + mp.entry.begin,
+                              shards_[s].index.data_offset + mp.entry.end, mp.entry.dtype, mp.entry.elem, {}};
+        for (TensorTarget target : mp.targets) {
+          if (layer > 0) elsewhere.insert(target.name);
+          target.name = to + target.name.substr(from.size());
+          if (layer == 0) buffer_names_.push_back(target.name);
+          t.targets.push_back(std::move(target));
+        }
+        if (layer == 0) {
+          first[tail(mp.entry.name)] = &mp.entry;
+        } else {
+          auto it = first.find(tail(mp.entry.name));
+          if (it == first.end() || it->second->dtype != mp.entry.dtype || it->second->shape != mp.entry.shape) {
+            return core::invalid_error(
+                op_, "streamWeights",
+                "streamWeights: tensor " + core::quote_name(mp.entry.name) + " (" + mp.entry.dtype + " " +
+                    core::shape_text(mp.entry.shape) + ") differs from layer 0's (" +
+                    (it == first.end() ? std::string("absent") : it->second->dtype + " " + core::shape_text(it->second->shape)) +
+                    "): streamed layers share one buffer, so every layer needs layer 0's shapes and dtypes");
+          }
+        }
+        stream_layers_[static_cast<std::size_t>(layer)].push_back(std::move(t));
+      }
+    }
+  }
+  return core::Status::Ok();
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> HfCheckpointLoader::resident_ranges(std::size_t shard) const {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  if (shard >= shards_.size()) return out;
+  const Shard& sh = shards_[shard];
+  for (const Mapped& m : sh.mapped) out.emplace_back(sh.index.data_offset + m.entry.begin, sh.index.data_offset + m.entry.end);
+  return out;
+}
+
 core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin(std::string_view config_json,
                                                                            TextEncoder tokenizer,
                                                                            std::span<const std::uint8_t> header,
@@ -270,9 +340,10 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin(std:
 
 core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin_shards(
     std::string_view config_json, TextEncoder tokenizer, const std::vector<std::span<const std::uint8_t>>& headers,
-    const std::vector<std::uint64_t>& file_sizes, const char* op, bool weights8) {
+    const std::vector<std::uint64_t>& file_sizes, const char* op, bool weights8, bool stream) {
   std::unique_ptr<HfCheckpointLoader> l(new HfCheckpointLoader());
   l->op_ = op;
+  l->stream_ = stream;
   // 1. config -> description; the tokenizer must fit the embedding table
   auto cfg = describe_hf(config_json, op);
   if (!cfg.ok()) return cfg.status();
@@ -344,7 +415,7 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin_shar
       if (!io::is_float_dtype(t.dtype)) {
         return core::invalid_error(op, "weights", where + " has dtype " + t.dtype + " (supported: F32, F16, BF16)");
       }
-      sh.mapped.push_back(Mapped{t, it->second.targets, {}, 0});
+      sh.mapped.push_back(Mapped{t, it->second.targets, {}, 0, -1});
     }
   }
   const Shard& first = l->shards_.front();
@@ -361,6 +432,11 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin_shar
                                      (l->shards_.size() > 1 ? " is in no shard" : " is missing") +
                                      " (is the file from another model?)");
     }
+  }
+  // 2b. streamWeights: each decoder layer's tensors leave the feed for the stream, written to layer 0's parameters
+  std::set<std::string> elsewhere;  // parameters of layers 1.. (they hold nothing; layer 0's are the buffer)
+  if (stream) {
+    ATTN_TRY(l->split_layers(elsewhere));
   }
   // 3. the parameters, counted before anything is allocated
   std::map<std::string, bool> half_target;  // parameter -> its file tensor is BF16 / F16
@@ -379,6 +455,7 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin_shar
   }
   auto params = Parameters::declare(l->cfg_.description, Parameters::Init::kRequired, 0, op,
                                     [&](const std::string& name, const std::vector<int>& shape) {
+                                      if (elsewhere.count(name) != 0) return 0LL;
                                       long long elements = 1;
                                       for (const int d : shape) elements *= d;
                                       if (q8_target.count(name) != 0 && q8_target.at(name)) {
@@ -390,14 +467,16 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin_shar
                                     });
   if (!params.ok()) return params.status();
   l->params_ = std::move(params).value();
+  for (const std::string& name : elsewhere) l->params_.mark_streamed(name);
   for (const Shard& sh : l->shards_) {
     for (const Mapped& m : sh.mapped) {
       const bool half = m.entry.dtype == "BF16" || m.entry.dtype == "F16";
       const core::WeightType type = m.entry.dtype == "BF16" ? core::WeightType::kBF16 : core::WeightType::kF16;
       for (const TensorTarget& t : m.targets) {
+        if (elsewhere.count(t.name) != 0) continue;  // streamed, read into layer 0's storage
         // matrices stay at the file's width; vectors (norms, biases) are small and read by float32 code
         if (q8_target.at(t.name)) {
-          Storage st;
+          TensorStorage st;
           const bool table = t.name == "embedding.weight";  // kCopy of [vocab, d]: its rows are the Linear's [out, in]
           st.q8 = l->params_.allocate_q8(t.name, table);
           st.pending.assign(core::kQ8Block, 0.0f);
@@ -405,16 +484,21 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin_shar
           st.in = table ? static_cast<int>(m.entry.shape[1]) : t.cols;
           l->storage_[t.name] = std::move(st);
         } else if (half && Parameters::stays_half(t.name, l->params_.tensors().at(t.name).shape)) {
-          Storage st;
+          TensorStorage st;
           st.half = l->params_.allocate_half(t.name, type).data();
           l->storage_[t.name] = std::move(st);
         } else {
-          Storage st;
+          TensorStorage st;
           st.f32 = l->params_.allocate(t.name).data();
           l->storage_[t.name] = std::move(st);
         }
       }
     }
+  }
+  // streamed tensors are not fed (feed_shard skips their bytes)
+  for (Shard& sh : l->shards_) {
+    sh.mapped.erase(std::remove_if(sh.mapped.begin(), sh.mapped.end(), [](const Mapped& m) { return m.layer >= 0; }),
+                    sh.mapped.end());
   }
   l->encoder_ = std::move(tokenizer);
   // decoder checkpoints: the file's template (BOS); encoder-decoders: the source's (BART's <s> … </s>, T5's </s>)
@@ -422,86 +506,10 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin_shar
   return l;
 }
 
-namespace {
-
-// Element e of a file tensor, value v, to its place in target t's storage dst (TensorTarget::Op).
-template <class T>
-void scatter(const TensorTarget& t, T* dst, std::uint64_t e, T v) {
-  switch (t.op) {
-    case Op::kCopy: dst[e] = v; break;
-    case Op::kTranspose: {  // [rows=out, cols=in] -> [in, out]
-      const std::uint64_t r = e / static_cast<std::uint64_t>(t.cols), c = e % static_cast<std::uint64_t>(t.cols);
-      dst[c * static_cast<std::uint64_t>(t.rows) + r] = v;
-      break;
-    }
-    case Op::kColumns: {
-      const std::uint64_t r = e / static_cast<std::uint64_t>(t.total), c = e % static_cast<std::uint64_t>(t.total);
-      if (c >= static_cast<std::uint64_t>(t.first) && c < static_cast<std::uint64_t>(t.first + t.cols)) {
-        dst[r * static_cast<std::uint64_t>(t.cols) + (c - static_cast<std::uint64_t>(t.first))] = v;
-      }
-      break;
-    }
-    case Op::kRowsTransposed: {  // rows [first, first + cols) of [total, rows=in] -> [in, cols]
-      const std::uint64_t r = e / static_cast<std::uint64_t>(t.rows), c = e % static_cast<std::uint64_t>(t.rows);
-      if (r >= static_cast<std::uint64_t>(t.first) && r < static_cast<std::uint64_t>(t.first + t.cols)) {
-        dst[c * static_cast<std::uint64_t>(t.cols) + (r - static_cast<std::uint64_t>(t.first))] = v;
-      }
-      break;
-    }
-  }
-}
-
-// GGUF's Q8_0 (ggml quantize_row_q8_0_ref): scale = max|v| / 127, q = round(v / scale); the scale is kept as float32
-// (ggml stores it as F16). A non-finite value gives a non-finite scale, which check_finite reports.
-void quantize_q8_block(const float* v, std::int8_t* q, float& scale) {
-  float amax = 0.0f;
-  for (int t = 0; t < core::kQ8Block; ++t) amax = std::isfinite(v[t]) ? std::max(amax, std::fabs(v[t])) : v[t];
-  scale = amax / 127.0f;
-  const float inv = scale != 0.0f && std::isfinite(scale) ? 1.0f / scale : 0.0f;
-  for (int t = 0; t < core::kQ8Block; ++t) q[t] = static_cast<std::int8_t>(std::lround(v[t] * inv));
-}
-
-}  // namespace
-
 core::Status HfCheckpointLoader::write(Mapped& m, const std::uint8_t* src, std::uint64_t first, std::uint64_t count) {
-  // widen in blocks (f32 targets) or copy the 16-bit patterns (half-width targets), then scatter each element
-  constexpr std::uint64_t kBlock = 16384;
-  float buf[kBlock];
-  for (std::uint64_t done = 0; done < count; done += kBlock) {
-    const std::uint64_t k = std::min(kBlock, count - done);
-    const std::uint8_t* block = src + done * m.entry.elem;
-    bool widened = false;
-    for (const TensorTarget& t : m.targets) {
-      Storage& st = storage_.at(t.name);
-      if (st.q8.q != nullptr) {
-        if (!widened) io::to_f32(m.entry.dtype, block, static_cast<std::size_t>(k), buf);
-        widened = true;
-        for (std::uint64_t i = 0; i < k; ++i) {
-          const std::uint64_t e = first + done + i;
-          const auto r = static_cast<std::int64_t>(e / static_cast<std::uint64_t>(st.in));
-          const auto c = static_cast<std::int64_t>(e % static_cast<std::uint64_t>(st.in));
-          st.pending[static_cast<std::size_t>(c % core::kQ8Block)] = buf[i];
-          if (c % core::kQ8Block == core::kQ8Block - 1 || c == st.in - 1) {  // a block complete, or the row's last
-            const std::int64_t at = (c / core::kQ8Block) * st.out + r;
-            quantize_q8_block(st.pending.data(), st.q8.q + at * core::kQ8Block, st.q8.scales[at]);
-            std::fill(st.pending.begin(), st.pending.end(), 0.0f);  // a partial last block is zero-padded
-          }
-        }
-        continue;
-      }
-      if (st.half != nullptr) {
-        for (std::uint64_t i = 0; i < k; ++i) {
-          const auto bits = static_cast<std::uint16_t>(block[2 * i] | (block[2 * i + 1] << 8));  // little-endian
-          scatter(t, st.half, first + done + i, bits);
-        }
-        continue;
-      }
-      if (!widened) io::to_f32(m.entry.dtype, block, static_cast<std::size_t>(k), buf);
-      widened = true;
-      float* dst = st.f32;
-      for (std::uint64_t i = 0; i < k; ++i) scatter(t, dst, first + done + i, buf[i]);
-    }
-  }
+  std::vector<TensorStorage*> storage;
+  for (const TensorTarget& t : m.targets) storage.push_back(&storage_.at(t.name));
+  write_elements(m.entry.dtype, m.entry.elem, m.targets, storage, src, first, count);
   m.done = first + count;
   return core::Status::Ok();
 }
@@ -515,7 +523,12 @@ core::Status HfCheckpointLoader::feed_shard(std::size_t shard, std::uint64_t off
     return core::range_error(op_, "weights", "weights: shard " + std::to_string(shard) + " does not exist");
   }
   Shard& sh = shards_[shard];
-  if (offset != sh.next) {
+  // a gap (streamWeights: the layers' bytes are not fed) is fine when no tensor still to be filled begins in it
+  const bool gap_ok = stream_ && offset > sh.next &&
+                      (sh.cursor == sh.mapped.size() ||
+                       (sh.mapped[sh.cursor].done == 0 && sh.mapped[sh.cursor].pending.empty() &&
+                        sh.index.data_offset + sh.mapped[sh.cursor].entry.begin >= offset));
+  if (offset != sh.next && !gap_ok) {
     return core::invalid_error(op_, "weights", sh.name + ": chunk at byte " + std::to_string(offset) +
                                                    " arrived, expected byte " + std::to_string(sh.next));
   }
@@ -549,7 +562,7 @@ core::Status HfCheckpointLoader::feed_shard(std::size_t shard, std::uint64_t off
   return core::Status::Ok();
 }
 
-core::Result<std::unique_ptr<Transformer>> HfCheckpointLoader::finish() {
+core::Result<std::unique_ptr<Transformer>> HfCheckpointLoader::finish(LayerStream::Read read) {
   std::map<std::string, std::string> display;  // attnscope name -> file name, for messages
   for (const Shard& sh : shards_) {
     if (sh.next != sh.size) {
@@ -593,7 +606,16 @@ core::Result<std::unique_ptr<Transformer>> HfCheckpointLoader::finish() {
     opt.early_stopping = cfg_.early_stopping;
     if (cfg_.description.embedding.positional == PositionalKind::kNone) opt.max_tokens = kMaxTokensLimit;
   }
-  return Transformer::assemble(std::move(cfg_.description), std::move(encoder_), std::move(params_), opt, op_);
+  std::unique_ptr<LayerStream> stream;
+  if (stream_) {
+    std::map<std::string, TensorStorage> buffer;
+    for (const std::string& name : buffer_names_) buffer[name] = storage_.at(name);
+    std::vector<std::string> names;
+    for (const Shard& sh : shards_) names.push_back(sh.name);
+    stream = std::make_unique<LayerStream>(std::move(stream_layers_), std::move(names), std::move(buffer), std::move(read));
+  }
+  return Transformer::assemble(std::move(cfg_.description), std::move(encoder_), std::move(params_), opt, op_,
+                               std::move(stream));
 }
 
 }  // namespace attnscope::model

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <memory>
 #include <span>
 #include <string>
@@ -29,7 +30,9 @@
 #include "core/status.h"
 #include "io/safetensors.h"
 #include "model/description.h"
+#include "model/layer_stream.h"
 #include "model/parameters.h"
+#include "model/tensor_writer.h"
 #include "model/text_encoder.h"
 #include "model/transformer.h"
 
@@ -73,17 +76,11 @@ bool is_seq2seq_model_type(std::string_view model_type);
 // (messages name generationConfig).
 core::Status apply_generation_config(std::string_view json_text, HfConfig& c, const char* op);
 
+// The decoder layer a tensor belongs to: N for "layers.N.…" or "….layers.N.…" (a decoder checkpoint's names), else -1.
+int hf_layer_index(std::string_view tensor_name);
+
 // Parses config.json (messages "<op>: config.<field> ...").
 core::Result<HfConfig> describe_hf(std::string_view config_json, const char* op);
-
-// Where one file tensor's values go.
-struct TensorTarget {
-  std::string name;  // attnscope parameter
-  // kColumns: columns [first, first + cols) of [rows, total]; kRowsTransposed: rows [first, first + cols) of a
-  // PyTorch Linear weight [total, rows] transposed to [rows, cols] (Phi-3's fused qkv_proj / gate_up_proj)
-  enum class Op { kCopy, kTranspose, kColumns, kRowsTransposed } op = Op::kCopy;
-  int rows = 0, cols = 0, total = 0, first = 0;
-};
 
 class HfCheckpointLoader {
  public:
@@ -100,7 +97,14 @@ class HfCheckpointLoader {
   // tensor the model needs that is in no shard, or in two, is an error naming it.
   static core::Result<std::unique_ptr<HfCheckpointLoader>> begin_shards(
       std::string_view config_json, TextEncoder tokenizer, const std::vector<std::span<const std::uint8_t>>& headers,
-      const std::vector<std::uint64_t>& file_sizes, const char* op, bool weights8 = false);
+      const std::vector<std::uint64_t>& file_sizes, const char* op, bool weights8 = false, bool stream = false);
+  // stream (loadPretrained's streamWeights; decoder-only checkpoints): every decoder layer's tensors stay in the
+  // file (layer_stream.h): only their place is kept, and one layer buffer (layer 0's parameters) is allocated. Their
+  // bytes need not be fed: feed_shard accepts a chunk past a gap when no tensor it must hold lies in the gap
+  // (resident_ranges gives what must be fed), and a last empty chunk at the file's size ends each shard. Each layer's
+  // tensors must have layer 0's shapes and dtypes (an error naming the tensor otherwise).
+  // The byte ranges [begin, end) of shard `shard` that feed_shard must receive (every tensor it keeps, in order).
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> resident_ranges(std::size_t shard) const;
   // The file's bytes [offset, offset + bytes.size()); chunks arrive in order, any size.
   core::Status feed(std::uint64_t offset, std::span<const std::uint8_t> bytes);
   // The same for shard `shard` (begin_shards' order); each shard's chunks in order, shards in any order.
@@ -118,8 +122,9 @@ class HfCheckpointLoader {
     if (cfg_.eos_ids != before) end_ids_arg_ = "generationConfig";
     return core::Status::Ok();
   }
-  // All data fed: checks the values and builds the model.
-  core::Result<std::unique_ptr<Transformer>> finish();
+  // All data fed: checks the values and builds the model. A streaming load needs `read` (layer_stream.h), which
+  // the model keeps.
+  core::Result<std::unique_ptr<Transformer>> finish(LayerStream::Read read = nullptr);
 
   std::uint64_t file_size() const { return shards_.front().size; }
   // config.model_type for the decoder and encoder-decoder checkpoints, else 'gpt2' / 'bert' (before finish()).
@@ -135,8 +140,12 @@ class HfCheckpointLoader {
     std::vector<TensorTarget> targets;
     std::vector<std::uint8_t> pending;  // bytes of this tensor received so far, when a chunk splits an element
     std::uint64_t done = 0;             // elements written
+    int layer = -1;                     // stream: the decoder layer it belongs to (then it is not fed)
   };
   HfCheckpointLoader() = default;
+  // stream: moves every decoder layer's tensors to stream_layers_ (checked against layer 0's); `elsewhere` gets the
+  // parameters of layers 1.., which hold nothing.
+  core::Status split_layers(std::set<std::string>& elsewhere);
   core::Status write(Mapped& m, const std::uint8_t* src, std::uint64_t first_elem, std::uint64_t count);
 
   const char* op_ = "create";
@@ -152,15 +161,11 @@ class HfCheckpointLoader {
     std::size_t cursor = 0;  // first mapped tensor not complete
   };
   std::vector<Shard> shards_;
-  // each target's storage in params_: float32, or (a BF16 / F16 matrix, kept at its width: issue 30) 16-bit
-  struct Storage {
-    float* f32 = nullptr;
-    std::uint16_t* half = nullptr;
-    Parameters::Q8Storage q8;           // weights8: quantised block by block as the file's rows arrive
-    std::vector<float> pending;         // weights8: the current block's values (32)
-    int out = 0, in = 0;                // weights8: the PyTorch weight's [out, in]
-  };
-  std::map<std::string, Storage> storage_;
+  std::map<std::string, TensorStorage> storage_;
+  // stream: each layer's tensors in the files, and the layer buffer's names (layer 0's parameters)
+  bool stream_ = false;
+  std::vector<std::vector<LayerStream::Tensor>> stream_layers_;
+  std::vector<std::string> buffer_names_;
 };
 
 }  // namespace attnscope::model

@@ -425,6 +425,7 @@ core::Result<Attribution> Inside::attribution(const Transformer& t, std::string_
       if (m.main.blocks[l].kind == BlockKind::kSimple) {
         for (std::size_t j = 0; j < D; ++j) c[j] = a.output[static_cast<std::size_t>(p) * D + j];
       } else {
+        if (h == 0 && t.main_w_.stream != nullptr) ATTN_TRY(t.main_w_.stream->load(l, op));  // the layer buffer
         const core::WeightSpan& wo = t.main_w_.blocks[l].self_attn.wo;  // [inner, d] at its stored width
         std::vector<float> row(D);
         for (int k = 0; k < hd; ++k) {

@@ -202,7 +202,7 @@ core::Status Parameters::store(const std::string& name, const std::vector<int>& 
 core::Status Parameters::check_complete(const char* op, const char* arg,
                                         const std::function<std::string(const std::string&)>& display) const {
   for (const auto& [name, t] : tensors_) {
-    if (t.init == Init::kRequired && t.data.empty() && t.half.empty() && t.q8.empty()) {
+    if (t.init == Init::kRequired && !t.streamed && t.data.empty() && t.half.empty() && t.q8.empty()) {
       return core::invalid_error(op, arg, std::string(arg) + ": tensor " + core::quote_name(display(name)) + " " +
                                               core::shape_text(t.shape) + " is missing");
     }
@@ -246,31 +246,36 @@ std::span<std::uint16_t> Parameters::allocate_half(const std::string& name, core
 
 core::Status Parameters::check_finite(const char* op, const char* arg,
                                       const std::function<std::string(const std::string&)>& display) const {
-  for (const auto& [name, t] : tensors_) {
-    // half-width: an all-ones exponent (BF16 0x7F80, F16 0x7C00) is an infinity or a NaN
-    const std::uint16_t exp_mask = t.type == core::WeightType::kBF16 ? 0x7F80 : 0x7C00;
-    for (std::size_t i = 0; i < t.half.size(); ++i) {
-      if ((t.half[i] & exp_mask) == exp_mask) {
-        float v = 0.0f;
-        ops::weight_row(weight(name), i, 1, std::span<float>(&v, 1));
-        return core::range_error(op, arg,
-                                 std::string(arg) + ": tensor " + core::quote_name(display(name)) + " has a value (" +
-                                     core::format_number(v) + ") that is not finite");
-      }
+  for (const auto& [name, t] : tensors_) ATTN_TRY(check_finite(name, op, arg, display(name)));
+  return core::Status::Ok();
+}
+
+core::Status Parameters::check_finite(const std::string& name, const char* op, const char* arg,
+                                      const std::string& shown) const {
+  const Tensor& t = tensors_.at(name);
+  // half-width: an all-ones exponent (BF16 0x7F80, F16 0x7C00) is an infinity or a NaN
+  const std::uint16_t exp_mask = t.type == core::WeightType::kBF16 ? 0x7F80 : 0x7C00;
+  for (std::size_t i = 0; i < t.half.size(); ++i) {
+    if ((t.half[i] & exp_mask) == exp_mask) {
+      float v = 0.0f;
+      ops::weight_row(weight(name), i, 1, std::span<float>(&v, 1));
+      return core::range_error(op, arg,
+                               std::string(arg) + ": tensor " + core::quote_name(shown) + " has a value (" +
+                                   core::format_number(v) + ") that is not finite");
     }
-    for (const float s : t.q8_scales) {  // a block holding an infinity or a NaN has a scale that is not finite
-      if (!std::isfinite(s)) {
-        return core::range_error(op, arg,
-                                 std::string(arg) + ": tensor " + core::quote_name(display(name)) +
-                                     " has a value that is not finite");
-      }
+  }
+  for (const float s : t.q8_scales) {  // a block holding an infinity or a NaN has a scale that is not finite
+    if (!std::isfinite(s)) {
+      return core::range_error(op, arg,
+                               std::string(arg) + ": tensor " + core::quote_name(shown) +
+                                   " has a value that is not finite");
     }
-    for (std::size_t i = 0; i < t.data.size(); ++i) {
-      if (!std::isfinite(t.data[i])) {
-        return core::range_error(op, arg,
-                                 std::string(arg) + ": tensor " + core::quote_name(display(name)) + " has a value (" +
-                                              core::format_number(t.data[i]) + ") that is not finite");
-      }
+  }
+  for (std::size_t i = 0; i < t.data.size(); ++i) {
+    if (!std::isfinite(t.data[i])) {
+      return core::range_error(op, arg,
+                               std::string(arg) + ": tensor " + core::quote_name(shown) + " has a value (" +
+                                            core::format_number(t.data[i]) + ") that is not finite");
     }
   }
   return core::Status::Ok();
@@ -294,6 +299,8 @@ std::span<const float> Parameters::operator[](const std::string& name) const {
   auto it = tensors_.find(name);
   return it == tensors_.end() ? std::span<const float>() : std::span<const float>(it->second.data);
 }
+
+void Parameters::mark_streamed(const std::string& name) { tensors_.at(name).streamed = true; }
 
 long long Parameters::count() const {
   long long total = 0;

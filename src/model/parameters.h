@@ -36,6 +36,9 @@ class Parameters {
     // loadPretrained's weights8: a [in, out] matrix quantised to Q8_0 blocks (kernels.h layout), `data` empty.
     std::vector<std::int8_t> q8;
     std::vector<float> q8_scales;
+    // loadPretrained's streamWeights: a decoder layer's tensor whose values stay in the user's file, read into the
+    // layer buffer (layer_stream.h) before each forward of its layer; no storage here.
+    bool streamed = false;
   };
 
   // Every parameter `m` has, with `init_weights` for matrices (kXavier for createModel, kRequired for
@@ -76,6 +79,10 @@ class Parameters {
   std::span<std::uint16_t> allocate_half(const std::string& name, core::WeightType type);
   core::Status check_finite(const char* op, const char* arg,
                             const std::function<std::string(const std::string&)>& display) const;
+  // One tensor (`shown`: its name in messages): a streamed layer's, each time it is read (layer_stream.h).
+  core::Status check_finite(const std::string& name, const char* op, const char* arg, const std::string& shown) const;
+  // The tensor's values stay in the file (Tensor::streamed): it counts as present, holds nothing.
+  void mark_streamed(const std::string& name);
 
   bool has(const std::string& name) const;
   // The tensor's float32 values (empty span when absent, not loaded, or kept half-width: use weight()).

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "attention/simple.h"
+#include "core/check.h"
 #include "ops/mask.h"
 #include "ops/validate.h"
 
@@ -46,6 +47,7 @@ core::Status run_stack(const StackArgs& a, SideTrace& side, const SideTrace* mem
   }
   for (std::size_t li = a.first_block; li < a.spec->blocks.size(); ++li) {
     const BlockSpec& spec = a.spec->blocks[li];
+    if (a.w->stream != nullptr) ATTN_TRY(a.w->stream->load(li, a.op));  // this thread: the read may call JS
     const bool full = a.full_all || (a.full_layers != nullptr &&
                                      std::find(a.full_layers->begin(), a.full_layers->end(), static_cast<int>(li)) !=
                                          a.full_layers->end());

@@ -11,6 +11,7 @@
 #include "core/status.h"
 #include "model/block.h"
 #include "model/description.h"
+#include "model/layer_stream.h"
 #include "model/trace.h"
 
 namespace attnscope::model {
@@ -19,6 +20,8 @@ namespace attnscope::model {
 struct StackWeights {
   std::vector<BlockWeights> blocks;  // one per BlockSpec (unused for kSimple)
   NormWeights final_norm;
+  // streamWeights: every block's weights are the layer buffer, which run_stack fills before each block
+  const LayerStream* stream = nullptr;
 };
 
 struct StackArgs {

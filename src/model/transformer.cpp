@@ -103,9 +103,10 @@ core::Result<std::unique_ptr<Transformer>> Transformer::create(ModelConfig c) {
 
 core::Result<std::unique_ptr<Transformer>> Transformer::assemble(ModelDescription m, TextEncoder encoder,
                                                                  Parameters params, ModelOptions options,
-                                                                 const char* op) {
+                                                                 const char* op, std::unique_ptr<LayerStream> stream) {
   ATTN_TRY(params.check_complete(op, "weights", [](const std::string& s) { return s; }));
   std::unique_ptr<Transformer> t(new Transformer(std::move(m), std::move(encoder), std::move(params), options));
+  t->stream_ = std::move(stream);
   t->bind_weights();
   return t;
 }
@@ -143,12 +144,17 @@ void Transformer::bind_weights() {
   };
   bind(m_.main, main_w_);
   if (m_.has_source) bind(m_.source, source_w_);
+  if (stream_) {  // every block reads the one layer buffer (layer 0's parameters), filled before its forward
+    stream_->bind(&params_);
+    for (std::size_t i = 1; i < main_w_.blocks.size(); ++i) main_w_.blocks[i] = main_w_.blocks[0];
+    main_w_.stream = stream_.get();
+  }
 }
 
 std::vector<std::pair<std::string, std::vector<int>>> Transformer::parameter_shapes() const {
   std::vector<std::pair<std::string, std::vector<int>>> out;
   for (const auto& [name, t] : params_.tensors()) {
-    if (!t.data.empty() || !t.half.empty() || !t.q8.empty()) out.emplace_back(name, t.shape);
+    if (!t.data.empty() || !t.half.empty() || !t.q8.empty() || t.streamed) out.emplace_back(name, t.shape);
   }
   return out;
 }

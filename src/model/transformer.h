@@ -24,6 +24,7 @@
 #include "core/status.h"
 #include "model/description.h"
 #include "model/embed.h"
+#include "model/layer_stream.h"
 #include "model/model_config.h"
 #include "model/parameters.h"
 #include "model/stack.h"
@@ -65,8 +66,11 @@ class Transformer {
   // parameter and loads `weights` over them ("create: weights: ...").
   static core::Result<std::unique_ptr<Transformer>> create(ModelConfig config);
   // A model from its pieces (checkpoints, bundled models): the parameters must be complete.
+  // `stream`: the decoder layers' weights stay in the user's file (layer_stream.h), read into one layer buffer
+  // before each layer's forward.
   static core::Result<std::unique_ptr<Transformer>> assemble(ModelDescription m, TextEncoder encoder, Parameters params,
-                                                             ModelOptions options, const char* op);
+                                                             ModelOptions options, const char* op,
+                                                             std::unique_ptr<LayerStream> stream = nullptr);
   ~Transformer();
 
   // Encoder or decoder: one text. Encoder-decoder: the text is both source and target.
@@ -101,6 +105,8 @@ class Transformer {
   // Names and shapes of every parameter the model holds (the safetensors table).
   std::vector<std::pair<std::string, std::vector<int>>> parameter_shapes() const;
   const Parameters& parameters() const { return params_; }
+  // The layer stream of a model loaded with streamWeights (nullptr otherwise).
+  const LayerStream* stream() const { return stream_.get(); }
 
  private:
   friend class Inside;  // inside.h: re-runs the stack from a layer on (patching, ablation sweeps)
@@ -132,6 +138,7 @@ class Transformer {
   ModelOptions opt_;
   UserRows user_;
   StackWeights main_w_, source_w_;
+  std::unique_ptr<LayerStream> stream_;
 };
 
 }  // namespace attnscope::model

@@ -110,8 +110,10 @@ test('loadPretrained: errors name the function, argument, field or tensor; the m
     'loadPretrained: config.scale_attn_by_inverse_layer_idx true is not supported (false)');
   await throwsExactly(() => as.loadPretrained({ ...good, weights: read('bad/empty.safetensors') }), Error,
     'loadPretrained: weights: safetensors buffer (0 bytes) is shorter than the 8-byte header length');
-  await throwsExactly(() => as.loadPretrained({ ...good, weights: 'x' }), TypeError,
-    'loadPretrained: weights must be a Uint8Array, an ArrayBuffer or a Blob/File (model.safetensors), got string');
+  await throwsExactly(() => as.loadPretrained({ ...good, weights: 5 }), TypeError,
+    'loadPretrained: weights must be a Uint8Array, an ArrayBuffer, a Blob/File (model.safetensors) or a file path, got number');
+  // Node: a string is the file's path (README "Streamed weights")
+  await throwsExactly(() => as.loadPretrained({ ...good, weights: 'x' }), Error, "loadPretrained: weights: cannot read 'x' (ENOENT)");
   await throwsExactly(() => as.loadPretrained({ ...good, colour: 1 }), TypeError, "loadPretrained: unknown option 'colour'");
   await throwsExactly(() => as.loadPretrained({ ...good, tokenizer: undefined }), TypeError, 'loadPretrained: tokenizer is required');
   await throwsExactly(() => as.loadPretrained({ ...good, tokenizer: '{"model": {"type": "WordLevel"}}' }), Error,

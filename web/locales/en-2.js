@@ -242,4 +242,6 @@ register('en', {
   'h29l.pooled': 'This file ({mb} MB as float32) is too big to hold, so every head was read one at a time: each thumbnail pixel is the largest weight of a {s} × {s} block of cells (block max); entropy, distance and first-key share are of the full heads. The every-layer export gives these thumbnails.',
   'h29l.refused': 'Heads the check refused, drawn blank ({count}: {heads}): {message}',
   'h29l.start': 'Read the file head by head for {what} ({mb} MB)',
+  // --- h28s: streamed weights ---
+  'h28s.streamed': 'Its {gb} GB of weights are above what the page holds ({budget} GB), so each layer is read from your file while it runs: the same results, slower runs.',
 });

@@ -234,4 +234,6 @@ register('zh-CN', {
   'h29l.pooled': '此文件（按 float32 计 {mb} MB）太大无法整个保存，因此逐个头读取：每个缩略图像素是 {s} × {s} 个单元格块中的最大权重（块最大值）；熵、距离和首个键的份额按完整的头计算。所有层的导出给出这些缩略图。',
   'h29l.refused': '检查未通过的头以空白显示（{count} 个：{heads}）：{message}',
   'h29l.start': '逐个头读取文件，用于{what}（{mb} MB）',
+  // --- h28s: streamed weights ---
+  'h28s.streamed': '它的权重有 {gb} GB，超过页面能容纳的 {budget} GB，所以运行时逐层从你的文件读取：结果相同，运行更慢。',
 });

@@ -1,0 +1,153 @@
+// pretrained-stream.test.js: loadPretrained's streamWeights (README "Streamed weights"; src/model/layer_stream.h)
+// through the public package. The decoder layers stay in the file and are read before each layer's forward; run
+// (every layer's attention and output, output, next), the tiled path (heads list + summaries) and generate are
+// BIT-IDENTICAL to the same checkpoint held resident, with the weights given as bytes or (Node) as a file path,
+// float32 and BF16, one and two layers, a single file and two shards in reverse order. A file that changes size is
+// an Error naming run and the file, and the model works again once the file is back; the wasm heap holds less.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createAttnScope } from 'attnscope';
+import { SIMD } from './helpers.js';
+import { llamaCheckpoint } from './support/llama.mjs';
+
+const as = await createAttnScope({ simd: SIMD });
+const DIR = new URL('../fixtures/modern/', import.meta.url);
+const path = (p) => fileURLToPath(new URL(p, DIR));
+const text = (p) => readFileSync(new URL(p, DIR), 'utf8');
+
+/** Equal bit for bit: the same Float32Array / Int32Array bytes. */
+function same(a, b, what) {
+  assert.equal(a.length, b.length, `${what}: length`);
+  assert.ok(Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength)), `${what}: not bit-identical`);
+}
+
+function sameRuns(resident, streamed, input, options, what) {
+  const a = resident.run(input, options);
+  const b = streamed.run(input, options);
+  assert.equal(a.layers.length, b.layers.length);
+  a.layers.forEach((l, i) => {
+    if (l.attention?.weights) same(l.attention.weights, b.layers[i].attention.weights, `${what} layer ${i} attention`);
+    if (l.output) same(l.output, b.layers[i].output, `${what} layer ${i} output`);
+    if (l.attention?.summary) same(l.attention.summary.entropy, b.layers[i].attention.summary.entropy, `${what} layer ${i} summary`);
+    if (l.attention?.summary) same(l.attention.summary.topWeights, b.layers[i].attention.summary.topWeights, `${what} layer ${i} top-k`);
+  });
+  if (a.heads) a.heads.forEach((h, i) => same(h.weights, b.heads[i].weights, `${what} head map ${i}`));
+  same(a.output, b.output, `${what} output`);
+  assert.deepEqual(Array.from(b.next.ids), Array.from(a.next.ids));
+  same(a.next.probs, b.next.probs, `${what} next.probs`);
+}
+
+test('streamWeights: run, tiled summaries and generate equal the resident model bit for bit', async () => {
+  for (const name of ['llama-f32-untied-gqa-llama3', 'llama-bf16-tied-mqa-headdim-linear-v5', 'qwen3-bf16-qknorm-headdim']) {
+    const config = JSON.parse(text(`${name}/config.json`));
+    const tokenizer = text(`${name}/tokenizer.json`);
+    const bytes = readFileSync(path(`${name}/model.safetensors`));
+    for (const layers of [1, config.num_hidden_layers]) {
+      const c = { ...config, num_hidden_layers: layers };
+      const resident = await as.loadPretrained({ config: c, weights: bytes, tokenizer });
+      for (const weights of [bytes, path(`${name}/model.safetensors`)]) {
+        const what = `${name}, ${layers} layer(s), weights as ${typeof weights === 'string' ? 'a path' : 'bytes'}`;
+        const streamed = await as.loadPretrained({ config: c, weights, tokenizer, streamWeights: true });
+        try {
+          assert.equal(streamed.config.checkpoint.streamed, true);
+          assert.equal(resident.config.checkpoint.streamed, false);
+          for (const input of ['Hello world', 'The cat sat on the mat.']) {
+            sameRuns(resident, streamed, input, undefined, what);
+            sameRuns(resident, streamed, input, { heads: [{ layer: 0, head: 1 }, { layer: layers - 1, head: 0 }], summaries: true }, `${what} tiled`);
+            assert.deepEqual(streamed.generate(input, { maxNewTokens: 4 }), resident.generate(input, { maxNewTokens: 4 }));
+          }
+        } finally {
+          streamed.delete();
+        }
+      }
+      resident.delete();
+    }
+  }
+});
+
+test('streamWeights: two shards given as paths in reverse order equal the single resident file', async () => {
+  const name = 'llama-f32-untied-gqa-llama3';
+  const config = text(`${name}/config.json`);
+  const tokenizer = text(`${name}/tokenizer.json`);
+  const resident = await as.loadPretrained({ config, weights: readFileSync(path(`${name}/model.safetensors`)), tokenizer });
+  const shards = [path(`${name}/sharded/model-00002-of-00002.safetensors`), path(`${name}/sharded/model-00001-of-00002.safetensors`)];
+  const streamed = await as.loadPretrained({ config, weights: shards, tokenizer, streamWeights: true });
+  sameRuns(resident, streamed, 'Hello world', undefined, 'two shards');
+  streamed.delete();
+  resident.delete();
+});
+
+test('streamWeights: the layers stay out of the wasm heap', async () => {
+  // a 4-layer Llama of hidden 256, FFN 768, BF16 (tests/js/support/llama.mjs): each layer is 1,311,744 bytes
+  const config = { ...JSON.parse(text('llama-bf16-tied-mqa-headdim-linear-v5/config.json')), hidden_size: 256, intermediate_size: 768,
+    num_hidden_layers: 4, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 64 };
+  const weights = llamaCheckpoint(config);
+  const options = { config, weights, tokenizer: text('llama-bf16-tied-mqa-headdim-linear-v5/tokenizer.json') };
+  const held = async (streamWeights) => {
+    const before = as.memoryStats().allocated;
+    const model = await as.loadPretrained({ ...options, streamWeights });
+    const after = as.memoryStats().allocated;
+    const out = model.run('Hello').output;
+    model.delete();
+    return { bytes: after - before, out };
+  };
+  const resident = await held(false);
+  const streamed = await held(true);
+  same(resident.out, streamed.out, 'mid-size model');
+  // layers 1..3 are not held (BF16 matrices 2 bytes a value, the two norms widened to 4); the stream holds its 8 MiB
+  // read piece and a few KB of where-is-what
+  const d = 256, f = 768, q = 4 * 64, kv = 2 * 64;
+  const layer = 2 * (q * d + 2 * kv * d + d * q + 3 * f * d) + 4 * 2 * d;
+  const saved = resident.bytes - (streamed.bytes - (8 << 20));
+  assert.ok(saved > 3 * layer - 16384 && saved <= 3 * layer, `resident ${resident.bytes}, streamed ${streamed.bytes}: saved ${saved}, 3 layers ${3 * layer}`);
+});
+
+test('streamWeights: a file that changes size is an Error naming run and the file; the model works again after', async () => {
+  const name = 'llama-bf16-tied-mqa-headdim-linear-v5';
+  const dir = mkdtempSync(join(tmpdir(), 'attnscope-stream-'));
+  const file = join(dir, 'model.safetensors');
+  copyFileSync(path(`${name}/model.safetensors`), file);
+  const original = readFileSync(file);
+  try {
+    const model = await as.loadPretrained({ config: text(`${name}/config.json`), weights: file, tokenizer: text(`${name}/tokenizer.json`), streamWeights: true });
+    const good = model.run('Hello');
+    truncateSync(file, original.length - 10);
+    assert.throws(() => model.run('Hello'), (e) => {
+      assert.match(e.message, /^run: weights: reading layer 0 \(tensor "model\.layers\.0\.[a-z_.]+", bytes \d+ to \d+ of weights\) failed: the file '.*model\.safetensors' changed size \(\d+ bytes when loaded, \d+ now\)$/);
+      return true;
+    });
+    assert.throws(() => model.generate('Hello', { maxNewTokens: 2 }), (e) => e.message.startsWith('generate: weights: reading layer 0 '));
+    writeFileSync(file, original);
+    same(good.output, model.run('Hello').output, 'after the file came back');
+    model.delete();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('streamWeights: argument errors name the option', async () => {
+  const name = 'llama-bf16-tied-mqa-headdim-linear-v5';
+  const options = { config: text(`${name}/config.json`), weights: readFileSync(path(`${name}/model.safetensors`)), tokenizer: text(`${name}/tokenizer.json`) };
+  await assert.rejects(as.loadPretrained({ ...options, streamWeights: 'yes' }), { name: 'TypeError', message: 'loadPretrained: streamWeights must be a boolean, got string' });
+  await assert.rejects(as.loadPretrained({ ...options, streamWeights: true, weights8: true }),
+    { name: 'TypeError', message: 'loadPretrained: streamWeights and weights8 cannot be combined (streamed layers are read at their stored width)' });
+  await assert.rejects(as.loadPretrained({ ...options, streamWeights: true, weights: new Blob([options.weights]) }), {
+    name: 'TypeError',
+    message: "loadPretrained: streamWeights reads each layer synchronously while the model runs, which a Blob/File allows only in a Web Worker (FileReaderSync); in Node give the file path (weights: '/path/model.safetensors') or its bytes (weights)",
+  });
+  await assert.rejects(as.loadPretrained({ ...options, weights: '/nonexistent/model.safetensors' }),
+    { message: "loadPretrained: weights: cannot read '/nonexistent/model.safetensors' (ENOENT)" });
+  const bert = new URL('../fixtures/hf/bert-model-f32/', import.meta.url);
+  await assert.rejects(as.loadPretrained({
+    config: readFileSync(new URL('config.json', bert), 'utf8'), weights: readFileSync(new URL('model.safetensors', bert)),
+    tokenizer: readFileSync(new URL('tokenizer.json', bert), 'utf8'), streamWeights: true,
+  }), { message: 'loadPretrained: streamWeights: only decoder-only checkpoints (llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, phi3) stream their layers; this is a bert checkpoint (load it without streamWeights)' });
+  // and the module still loads and runs
+  const ok = await as.loadPretrained({ ...options, streamWeights: true });
+  assert.equal(ok.run('ok').ids.length > 0, true);
+  ok.delete();
+});
