@@ -8,12 +8,16 @@
 // Input layout:
 //   byte 0      bits 0-1: number of shards - 1 (0-3: 1 to 4 shards); bit 2: feed the shards in reverse order too and
 //               compare; bits 3-7: chunk size in bytes (0: each shard in one feed)
-//   bytes 1-2   config.json length, little-endian (capped to what is left), then config.json
+//   bytes 1-2   config.json length, 15 bits little-endian (capped to what is left), then config.json; the top bit
+//               of byte 2 loads with streamWeights (layer_stream.h): only resident_ranges are fed, each shard ends
+//               with an empty chunk at its size, the layers are read from the shards' bytes while the model runs,
+//               and a model that also loads resident must give the same output bit for bit
 //   then        for each shard but the last: its length (2 bytes, little-endian, capped) and its bytes; the last
 //               shard is the rest
 // Seeds (fuzz/corpus/fuzz_hf_shards, made by fuzz/make_modern_seeds.py): tiny BF16/F32/F16 Llama, Qwen3, Gemma 2 and
 // Phi-3 checkpoints over the harness tokenizer's 294 ids, in 1-3 shards; a tensor in two shards; a missing tensor.
-// Invariants: no crash/UB/leak; every error names "loadPretrained" with argument config/tokenizer/weights and a
+// Invariants: no crash/UB/leak; every error names "loadPretrained" with argument config/tokenizer/weights (or
+// streamWeights when streaming) and a
 // message "loadPretrained: <argument>..."; the shards' order changes nothing (the same error message, or the same
 // run output bit for bit); a model that loads runs with probability rows and finite outputs, and generates ids
 // below its vocabulary size.
@@ -41,7 +45,8 @@ struct Load {
   std::unique_ptr<as::model::Transformer> model;
 };
 
-Load load(const std::string& config, const std::vector<std::vector<std::uint8_t>>& shards, std::size_t chunk) {
+Load load(const std::string& config, const std::vector<std::vector<std::uint8_t>>& shards, std::size_t chunk,
+          bool stream) {
   // The tokenizer is immutable and not what this harness fuzzes: built once and shared (it was 73 % of a run).
   static const std::shared_ptr<const as::tokenizers::HfTokenizer> tok = [] {
     const fuzz::SmallBpe bpe = fuzz::small_bpe();
@@ -63,23 +68,49 @@ Load load(const std::string& config, const std::vector<std::vector<std::uint8_t>
     sizes.push_back(s.size());
   }
   Load out;
-  auto begun = as::model::HfCheckpointLoader::begin_shards(config, as::model::TextEncoder::checkpoint(tok), headers, sizes, kFn);
+  auto begun = as::model::HfCheckpointLoader::begin_shards(config, as::model::TextEncoder::checkpoint(tok), headers, sizes, kFn,
+                                                          false, stream);
   if (!begun.ok()) {
     out.status = begun.status();
     return out;
   }
   for (std::size_t k = 0; k < shards.size(); ++k) {
     const auto& s = shards[k];
-    const std::size_t step = chunk == 0 ? std::max<std::size_t>(1, s.size()) : chunk;
-    for (std::size_t at = 0; at < s.size(); at += step) {
-      const Status st = begun.value()->feed_shard(k, at, std::span<const std::uint8_t>(s).subspan(at, std::min(step, s.size() - at)));
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges = {{0, s.size()}};
+    if (stream) ranges = begun.value()->resident_ranges(k);
+    for (const auto& [a, b] : ranges) {
+      FUZZ_CHECK(a <= b && b <= s.size(), "resident range [%llu, %llu) outside shard %zu of %zu bytes",
+                 static_cast<unsigned long long>(a), static_cast<unsigned long long>(b), k, s.size());
+      const std::size_t step = chunk == 0 ? std::max<std::size_t>(1, static_cast<std::size_t>(b - a)) : chunk;
+      for (std::size_t at = static_cast<std::size_t>(a); at < b; at += step) {
+        const Status st = begun.value()->feed_shard(
+            k, at, std::span<const std::uint8_t>(s).subspan(at, std::min<std::size_t>(step, static_cast<std::size_t>(b) - at)));
+        if (!st.ok()) {
+          out.status = st;
+          return out;
+        }
+      }
+    }
+    if (stream) {
+      const Status st = begun.value()->feed_shard(k, s.size(), {});
       if (!st.ok()) {
         out.status = st;
         return out;
       }
     }
   }
-  auto model = begun.value()->finish();
+  // the streamed layers are read from a copy of the shards (the model keeps the reader)
+  as::model::LayerStream::Read read = nullptr;
+  if (stream) {
+    read = [files = shards](std::size_t shard, std::uint64_t offset, std::span<std::uint8_t> dst) -> std::string {
+      if (shard >= files.size() || offset > files[shard].size() || dst.size() > files[shard].size() - offset) {
+        return "a read past the end of shard " + std::to_string(shard);
+      }
+      if (!dst.empty()) std::memcpy(dst.data(), files[shard].data() + offset, dst.size());
+      return std::string();
+    };
+  }
+  auto model = begun.value()->finish(read);
   if (!model.ok()) {
     out.status = model.status();
     return out;
@@ -88,9 +119,10 @@ Load load(const std::string& config, const std::vector<std::vector<std::uint8_t>
   return out;
 }
 
-void check_load_error(const Status& s) {
+void check_load_error(const Status& s, bool stream) {
   fuzz::check_error(s, kFn);
-  FUZZ_CHECK(s.argument == "config" || s.argument == "tokenizer" || s.argument == "weights",
+  FUZZ_CHECK(s.argument == "config" || s.argument == "tokenizer" || s.argument == "weights" ||
+                 (stream && s.argument == "streamWeights"),
              "error argument '%s': %s", s.argument.c_str(), s.message.c_str());
   FUZZ_CHECK(s.detail().compare(0, s.argument.size(), s.argument) == 0, "detail does not start with '%s': %s",
              s.argument.c_str(), s.message.c_str());
@@ -128,7 +160,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const bool reverse = data[0] & 4;
   const std::size_t chunk = data[0] >> 3;
   std::size_t at = 3;
-  const std::size_t config_len = std::min<std::size_t>(static_cast<std::size_t>(data[1] | (data[2] << 8)), size - at);
+  const bool stream = (data[2] & 0x80) != 0;
+  const std::size_t config_len = std::min<std::size_t>(static_cast<std::size_t>(data[1] | ((data[2] & 0x7F) << 8)), size - at);
   const std::string config(reinterpret_cast<const char*>(data + at), config_len);
   at += config_len;
   std::vector<std::vector<std::uint8_t>> shards;
@@ -139,13 +172,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   shards.emplace_back(data + at, data + size);
 
-  const Load got = load(config, shards, chunk);
+  const Load got = load(config, shards, chunk, stream);
   std::vector<float> out;
-  if (!got.status.ok()) check_load_error(got.status);
+  if (!got.status.ok()) check_load_error(got.status, stream);
   else out = check_model(*got.model);
+  if (stream && got.status.ok()) {
+    // streaming changes where the layers' bytes come from, never the numbers
+    const Load resident = load(config, shards, chunk, false);
+    if (resident.status.ok()) {
+      const std::vector<float> out2 = check_model(*resident.model);
+      FUZZ_CHECK(out.size() == out2.size() && (out.empty() || std::memcmp(out.data(), out2.data(), out.size() * 4) == 0),
+                 "the streamed model's output differs from the resident one's");
+    }
+  }
   if (!reverse || shards.size() < 2) return 0;
   std::vector<std::vector<std::uint8_t>> back(shards.rbegin(), shards.rend());
-  const Load other = load(config, back, chunk);
+  const Load other = load(config, back, chunk, stream);
   FUZZ_CHECK(other.status.ok() == got.status.ok(), "shard order changed success: '%s' vs '%s'",
              got.status.message.c_str(), other.status.message.c_str());
   if (!got.status.ok()) {

@@ -37,8 +37,8 @@ def safetensors(tensors, dtype='BF16'):
     return struct.pack('<Q', len(h)) + h + data
 
 
-def layer_tensors(kind):
-    p = 'model.layers.0.'
+def layer_tensors(kind, layer=0):
+    p = f'model.layers.{layer}.'
     t = [(p + 'input_layernorm.weight', [D]), (p + 'post_attention_layernorm.weight', [D]),
          (p + 'self_attn.o_proj.weight', [D, H * HD]), (p + 'mlp.down_proj.weight', [D, I])]
     if kind == 'phi3':
@@ -64,8 +64,8 @@ def config(kind, **extra):
     return json.dumps(c, separators=(',', ':')).encode()
 
 
-def shards_input(cfg, files, flags):
-    out = bytes([flags]) + struct.pack('<H', len(cfg)) + cfg
+def shards_input(cfg, files, flags, stream=False):
+    out = bytes([flags]) + struct.pack('<H', len(cfg) | (0x8000 if stream else 0)) + cfg
     for f in files[:-1]:
         out += struct.pack('<H', len(f)) + f
     return out + files[-1]
@@ -134,3 +134,13 @@ seeds = {
 for name, (mode, flags, part) in seeds.items():
     write('fuzz_tokenizer_modern', name, bytes([mode, flags]) + part + b'\0' + TEXT)
 print('seeds written')
+
+# ---- fuzz_hf_shards with streamWeights (the length field's top bit; written last so that the seeds above keep their
+# bytes): 2-layer checkpoints, each layer read into layer 0's buffer while the model runs
+for kind, dtype in [('llama', 'BF16'), ('qwen3', 'F16'), ('phi3', 'BF16')]:
+    base = [('model.embed_tokens.weight', [V, D]), ('model.norm.weight', [D])] + layer_tensors(kind, 0) + layer_tensors(kind, 1)
+    cfg = config(kind, num_hidden_layers=2)
+    write('fuzz_hf_shards', f'{kind}_{dtype.lower()}_2layers_stream', shards_input(cfg, [safetensors(base, dtype)], 0, stream=True))
+    half = len(base) // 2
+    a, b = safetensors(base[:half], dtype), safetensors(base[half:], dtype)
+    write('fuzz_hf_shards', f'{kind}_{dtype.lower()}_2layers_2shards_stream', shards_input(cfg, [a, b], 1 | 4 | (7 << 3), stream=True))
