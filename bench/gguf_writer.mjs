@@ -174,9 +174,11 @@ export function byteVocab(vocabSize) {
 
 /**
  * Writes `out` (a .gguf path) from the Hugging Face Llama checkpoint `safetensors` + `config` (config.json object)
- * with the 2-D weights at `type` ('F16' or 'Q8_0'). Returns { bytes, tensors }.
+ * with the 2-D weights at `type` ('F16' or 'Q8_0'). `maxBytes` > 0 cuts the tensors into files of at most that many
+ * bytes of data (gguf-split's layout: wllama reads no file over 2 GB, an ArrayBuffer's limit). Returns { bytes,
+ * tensors, paths } (paths: the files written, in order).
  */
-export function writeLlamaGguf({ safetensors, config: c, out, type }) {
+export function writeLlamaGguf({ safetensors, config: c, out, type, maxBytes = 0 }) {
   if (type !== 'F16' && type !== 'Q8_0') throw new Error(`writeLlamaGguf: type '${type}' (F16 or Q8_0)`);
   const st = openSafetensors(safetensors);
   const hd = c.head_dim ?? c.hidden_size / c.num_attention_heads;
@@ -223,54 +225,90 @@ export function writeLlamaGguf({ safetensors, config: c, out, type }) {
   }
   if (c.tie_word_embeddings === false) list.push(['output.weight', 'lm_head.weight']);
 
-  const infos = new Bytes();
+  // the tensors, cut into files of at most maxBytes of data when asked (llama.cpp's gguf-split layout, below)
   const plan = [];
-  let offset = 0;
   for (const [name, hf, heads] of list) {
     const shape = st.header[hf]?.shape;
     if (!shape) throw new Error(`writeLlamaGguf: tensor ${hf} is missing from ${safetensors}`);
-    const ne = [...shape].reverse();
     const n = shape.reduce((x, y) => x * y, 1);
     const ggml = shape.length === 1 ? GGML.F32 : GGML[type];
     const bytes = ggml === GGML.F32 ? 4 * n : ggml === GGML.F16 ? 2 * n : (n / 32) * 34;
-    if (ggml === GGML.Q8_0 && ne[0] % 32) throw new Error(`writeLlamaGguf: ${hf} rows of ${ne[0]} are not whole Q8_0 blocks`);
-    infos.str(name);
-    infos.u32(ne.length);
-    for (const d of ne) infos.u64(d);
-    infos.u32(ggml);
-    infos.u64(offset);
-    plan.push({ hf, heads, shape, ggml, bytes, offset });
-    offset += Math.ceil(bytes / ALIGN) * ALIGN;
+    if (ggml === GGML.Q8_0 && shape[1] % 32) throw new Error(`writeLlamaGguf: ${hf} rows of ${shape[1]} are not whole Q8_0 blocks`);
+    plan.push({ name, hf, heads, shape, ggml, bytes });
   }
-  const head = new Bytes();
-  head.push(Buffer.from('GGUF', 'latin1'));
-  head.u32(3);
-  head.u64(list.length);
-  head.u64(nkv);
-  const pre = Buffer.concat([head.buffer(), meta.buffer(), infos.buffer()]);
-  const fd = openSync(out, 'w');
+  const splits = [[]];
+  let size = 0;
+  for (const t of plan) {
+    const padded = Math.ceil(t.bytes / ALIGN) * ALIGN;
+    if (maxBytes && size + padded > maxBytes && splits.at(-1).length) { splits.push([]); size = 0; }
+    splits.at(-1).push(t);
+    size += padded;
+  }
+  // gguf-split (llama.cpp tools/gguf-split/gguf-split.cpp, split_strategy): every file is a whole GGUF file with the
+  // keys split.no (u16), split.count (u16) and split.tensors.count (i32, all files' tensors); only the first file
+  // has the model's metadata; names <prefix>-%05d-of-%05d.gguf (llama_split_path), numbered from 1.
+  if (!out.endsWith('.gguf')) throw new Error(`writeLlamaGguf: out '${out}' must end in .gguf`);
+  const paths = splits.length === 1 ? [out]
+    : splits.map((_, i) => `${out.slice(0, -5)}-${String(i + 1).padStart(5, '0')}-of-${String(splits.length).padStart(5, '0')}.gguf`);
+  let total = 0;
   try {
-    writeSync(fd, pre);
-    writeSync(fd, Buffer.alloc((ALIGN - (pre.length % ALIGN)) % ALIGN));
-    for (const t of plan) {
-      let v = readTensor(st, t.hf);
-      if (t.heads) v = permuteRows(v, t.shape[0], t.shape[1], t.heads);
-      let buf;
-      if (t.ggml === GGML.F32) buf = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
-      else if (t.ggml === GGML.F16) {
-        const h = new Uint16Array(v.length);
-        for (let i = 0; i < v.length; i++) h[i] = f16Bits(v[i]);
-        buf = Buffer.from(h.buffer);
-      } else {
-        buf = Buffer.alloc(t.bytes);
-        quantizeQ8_0(v, buf);
+    splits.forEach((tensors, i) => {
+      const m = new Bytes();
+      let count = 0;
+      if (i === 0) { m.push(meta.buffer()); count = nkv; }
+      if (splits.length > 1) {
+        m.str('split.no'); m.u32(2); m.push(u16(i));
+        m.str('split.count'); m.u32(2); m.push(u16(splits.length));
+        kv(m, 'split.tensors.count', T.I32, plan.length);
+        count += 3;
       }
-      writeSync(fd, buf);
-      writeSync(fd, Buffer.alloc(Math.ceil(t.bytes / ALIGN) * ALIGN - t.bytes));
-    }
+      const infos = new Bytes();
+      let offset = 0;
+      for (const t of tensors) {
+        infos.str(t.name);
+        infos.u32(t.shape.length);
+        for (const d of [...t.shape].reverse()) infos.u64(d);
+        infos.u32(t.ggml);
+        infos.u64(offset);
+        offset += Math.ceil(t.bytes / ALIGN) * ALIGN;
+      }
+      const head = new Bytes();
+      head.push(Buffer.from('GGUF', 'latin1'));
+      head.u32(3);
+      head.u64(tensors.length);
+      head.u64(count);
+      const pre = Buffer.concat([head.buffer(), m.buffer(), infos.buffer()]);
+      const fd = openSync(paths[i], 'w');
+      try {
+        writeSync(fd, pre);
+        writeSync(fd, Buffer.alloc((ALIGN - (pre.length % ALIGN)) % ALIGN));
+        for (const t of tensors) writeTensor(fd, st, t);
+      } finally {
+        closeSync(fd);
+      }
+      total += Math.ceil(pre.length / ALIGN) * ALIGN + offset;
+    });
   } finally {
-    closeSync(fd);
     closeSync(st.fd);
   }
-  return { bytes: Math.ceil(pre.length / ALIGN) * ALIGN + offset, tensors: list.length };
+  return { bytes: total, tensors: list.length, paths };
+}
+
+const u16 = (v) => { const b = Buffer.alloc(2); b.writeUInt16LE(v); return b; };
+
+function writeTensor(fd, st, t) {
+  let v = readTensor(st, t.hf);
+  if (t.heads) v = permuteRows(v, t.shape[0], t.shape[1], t.heads);
+  let buf;
+  if (t.ggml === GGML.F32) buf = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+  else if (t.ggml === GGML.F16) {
+    const h = new Uint16Array(v.length);
+    for (let i = 0; i < v.length; i++) h[i] = f16Bits(v[i]);
+    buf = Buffer.from(h.buffer);
+  } else {
+    buf = Buffer.alloc(t.bytes);
+    quantizeQ8_0(v, buf);
+  }
+  writeSync(fd, buf);
+  writeSync(fd, Buffer.alloc(Math.ceil(t.bytes / ALIGN) * ALIGN - t.bytes));
 }

@@ -22,7 +22,9 @@
 // (every contestant once per round, in turn); the tables give medians over rounds.
 //
 // Run: `node bench/llm_engines.mjs [--quick] [--shape smollm2|llama1b] [--rounds N] [--only attnscope,wllama,ort,ort16,node]
-//   [--threads 1,2] [--lengths 128,512] [--out FILE]` (output: build/bench/llm-<shape>.md and .json). `--lengths 128`
+//   [--threads 1,2] [--lengths 128,512] [--out FILE] [--dir DIR] [--split-mb 1500]` (output: build/bench/llm-<shape>.md
+// and .json; DIR holds the files, build/bench/llm-<shape>/ by default; GGUF files over --split-mb MB are written as
+// gguf-split parts, since wllama reads no file over 2 GB). `--lengths 128`
 // skips the 512-token prefills (a decode-only comparison: decode always follows the first length's prompt).
 // A memory-copy probe (probes.mjs memCopyRate, Node, one thread) runs at the start of every round; decode's BF16
 // weight bytes per second are divided by its median.
@@ -30,7 +32,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createReadStream, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import os from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { CHROMIUM, TYPES, chromiumMemory, inChromium } from './chromium_support.mjs';
@@ -47,9 +49,10 @@ const QUICK = argv.includes('--quick');  // scripts/bench.sh --quick: one round,
 const ROUNDS = Number(arg('rounds', QUICK ? '1' : '3'));
 const ONLY = arg('only', 'attnscope,wllama,ort,ort16,node').split(',');
 const THREADS = arg('threads', QUICK ? '1' : '1,2').split(',').map(Number);
-const DIR = join(ROOT, 'build', 'bench', `llm-${SHAPE}`);
+const DIR = resolve(arg('dir', join(ROOT, 'build', 'bench', `llm-${SHAPE}`)));  // --dir: another folder for the files
 const OUT = arg('out', join(ROOT, 'build', 'bench', `llm-${SHAPE}.md`));
 const SEED = 1;
+const SPLIT_MB = Number(arg('split-mb', '1500'));  // GGUF files of at most this many MB of tensors
 const NEW_TOKENS = 64;
 const LENGTHS = arg('lengths', '128,512').split(',').map(Number);  // prompt lengths (each must be in ref.json)
 
@@ -79,13 +82,15 @@ function prepare() {
     console.error(`llm_engines: ${out} (${(bytes.length / 1e6).toFixed(0)} MB; ops ${ops.join(', ')})`);
   }
   const config = JSON.parse(readFileSync(join(DIR, 'config.json'), 'utf8'));
+  // GGUF for llama.cpp, in files of at most --split-mb (1,500 MB) (wllama reads no file over 2 GB: an ArrayBuffer's limit; the
+  // 1B shape is 2.47 GB at F16); model-<type>.json lists them once all are written
   for (const type of ['F16', 'Q8_0']) {
-    const out = join(DIR, `model-${type}.gguf`);
-    if (!ONLY.includes('wllama') || existsSync(out)) continue;
+    const list = join(DIR, `model-${type}.json`);
+    if (!ONLY.includes('wllama') || existsSync(list)) continue;
     const t0 = performance.now();
-    const { bytes } = writeLlamaGguf({ safetensors: join(DIR, 'model.safetensors'), config, out: `${out}.part`, type });
-    spawnSync('mv', [`${out}.part`, out]);
-    console.error(`llm_engines: ${out} (${(bytes / 1e6).toFixed(0)} MB, ${((performance.now() - t0) / 1e3).toFixed(0)} s)`);
+    const { bytes, paths } = writeLlamaGguf({ safetensors: join(DIR, 'model.safetensors'), config, out: join(DIR, `model-${type}.gguf`), type, maxBytes: SPLIT_MB * 1e6 });
+    writeFileSync(list, JSON.stringify(paths.map((p) => basename(p))));
+    console.error(`llm_engines: ${paths.join(', ')} (${(bytes / 1e6).toFixed(0)} MB, ${((performance.now() - t0) / 1e3).toFixed(0)} s)`);
   }
   return { config, ref: JSON.parse(readFileSync(join(DIR, 'ref.json'), 'utf8')) };
 }
@@ -159,9 +164,11 @@ async function pageWllama({ threads, type, lengths, newTokens, promptSrc }) {
   const prompt = new Function(`return (${promptSrc})`)();
   const { Wllama } = await import('/wllama/index.js');
   const w = new Wllama({ default: '/wllama/wasm/wllama.wasm' }, { suppressNativeLog: true });
-  const blob = await (await fetch(`/model/model-${type}.gguf`)).blob();
+  const names = await (await fetch(`/model/model-${type}.json`)).json();  // one file, or gguf-split's parts in order
+  const files = [];
+  for (const name of names) files.push(new File([await (await fetch(`/model/${name}`)).blob()], name));
   let t = performance.now();
-  await w.loadModel([new File([blob], `model-${type}.gguf`)], { n_threads: threads, n_ctx: 1024, n_batch: 512, n_ubatch: 512 });
+  await w.loadModel(files, { n_threads: threads, n_ctx: 1024, n_batch: 512, n_ubatch: 512 });
   const res = { threads, loadMs: performance.now() - t, prefill: {}, prefillWall: {}, next: {}, promptTokens: {}, text: {} };
   // greedy, no prompt cache (every prefill is computed), end token ignored (64 tokens always)
   const complete = (p, max) => w.createCompletion({ prompt: p, max_tokens: max, temperature: 0, top_k: 1,
