@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "fuzz_common.h"
+#include "fuzz_config.h"
 #include "model/hf_checkpoint.h"
 #include "model/parameters.h"
 #include "ops/rope.h"
@@ -31,15 +31,9 @@ bool same_spec(const attnscope::ops::RopeSpec& a, const attnscope::ops::RopeSpec
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using attnscope::model::Parameters;
-  const std::string config(reinterpret_cast<const char*>(data), size);
-  auto r = attnscope::model::describe_hf(config, "loadPretrained");
-  if (!r.ok()) {
-    fuzz::check_error(r.status(), "loadPretrained");
-    FUZZ_CHECK(r.status().argument == "config", "argument '%s': %s", r.status().argument.c_str(), r.status().message.c_str());
-    FUZZ_CHECK(r.status().message.rfind("loadPretrained: config", 0) == 0, "message '%s'", r.status().message.c_str());
-    return 0;
-  }
-  const auto& d = r.value().description;
+  const auto c = fuzz::describe_config(data, size);
+  if (!c) return 0;
+  const auto& d = c->description;
   // The RoPE tables depend on the spec alone: a spec already checked for an earlier layer (every layer shares one,
   // Gemma 3 two) is not computed again, so a 256-layer config costs as much as a 1-layer one.
   std::vector<const attnscope::ops::RopeSpec*> checked;

@@ -30,7 +30,7 @@ else
   SECONDS_PER_TARGET="${1:-60}"
   shift || true
 fi
-ALL_TARGETS=(fuzz_tokenize fuzz_bpe fuzz_wordpiece fuzz_tokenizer_json fuzz_safetensors fuzz_attention fuzz_model fuzz_hf_checkpoint fuzz_attention_file fuzz_sentencepiece fuzz_tokenizer_modern fuzz_decoder_config fuzz_hf_shards)
+ALL_TARGETS=(fuzz_tokenize fuzz_bpe fuzz_wordpiece fuzz_tokenizer_json fuzz_safetensors fuzz_attention fuzz_model fuzz_hf_checkpoint fuzz_attention_file fuzz_sentencepiece fuzz_tokenizer_modern fuzz_decoder_config fuzz_hf_shards fuzz_seq2seq_config)
 TARGETS=("$@")
 [[ ${#TARGETS[@]} -eq 0 ]] && TARGETS=("${ALL_TARGETS[@]}")
 

@@ -352,7 +352,9 @@ int relative_position_bucket(int relative_position, bool bidirectional, int num_
   float large = std::log(static_cast<float>(rp) / static_cast<float>(max_exact));
   large /= static_cast<float>(std::log(static_cast<double>(max_distance) / max_exact));
   large *= static_cast<float>(nb - max_exact);
-  return bucket + std::min(max_exact + static_cast<int>(large), nb - 1);
+  // min(max_exact + trunc(large), nb - 1), clamped before the conversion (an int cannot hold every float; the bound is
+  // a whole number, so truncating the clamped value gives the same bucket)
+  return bucket + max_exact + static_cast<int>(std::min(large, static_cast<float>(nb - 1 - max_exact)));
 }
 
 std::vector<float> relative_position_bias(std::span<const float> table, int num_heads, int n, int nk, int first,

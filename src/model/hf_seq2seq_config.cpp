@@ -69,8 +69,12 @@ core::Result<HfConfig> t5(const HfFields& f, const std::string& type, HfConfig c
   HF_TRY_SET(enc_layers, f.integer("num_layers", 0, kMaxLayers, mt5 ? 8 : 6));
   HF_TRY_SET(dec_layers, f.integer("num_decoder_layers", 0, kMaxLayers, enc_layers));
   HF_TRY_SET(m.num_heads, f.integer("num_heads", 1, kMaxDModel, mt5 ? 6 : 8));
-  HF_TRY_SET(buckets, f.integer("relative_attention_num_buckets", 2, 1 << 16, 32));
-  HF_TRY_SET(max_distance, f.integer("relative_attention_max_distance", 1, 1 << 30, 128));
+  // T5Attention._relative_position_bucket divides by log(max_distance / max_exact), max_exact being a quarter of the
+  // buckets in the encoder (bidirectional) and half of them in the decoder: fewer than 4 buckets, or a max_distance
+  // not above half of them, makes it log(0) or 0 / 0 (Hugging Face then fails on the NaN bucket; found by
+  // fuzz_seq2seq_config)
+  HF_TRY_SET(buckets, f.integer("relative_attention_num_buckets", 4, 1 << 16, 32));
+  HF_TRY_SET(max_distance, f.integer("relative_attention_max_distance", buckets / 2 + 1, 1 << 30, 128));
   double eps = 0;
   HF_TRY_SET(eps, f.positive("layer_norm_epsilon", 1e-6));
   HF_TRY_SET(c.tied, f.boolean("tie_word_embeddings", !mt5));

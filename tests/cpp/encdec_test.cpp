@@ -120,4 +120,28 @@ TEST_CASE("describe_hf: encoder-decoder configs and their errors", "[encdec]") {
   auto marian = describe_hf(R"({"model_type": "marian", "share_encoder_decoder_embeddings": false})", "create");
   REQUIRE_FALSE(marian.ok());
   CHECK(marian.status().message == "create: config.share_encoder_decoder_embeddings false is not supported (true)");
+  // buckets T5's bucket function cannot use (found by fuzz_seq2seq_config): fewer than 4 leave the encoder no exact
+  // bucket (log(0)), a max_distance not above half of them divides by log(1) = 0 in the decoder
+  auto few = describe_hf(R"({"model_type": "t5", "relative_attention_num_buckets": 2})", "create");
+  REQUIRE_FALSE(few.ok());
+  CHECK(few.status().message == "create: config.relative_attention_num_buckets (2) must be from 4 to 65536");
+  auto near = describe_hf(R"({"model_type": "t5", "relative_attention_num_buckets": 8, "relative_attention_max_distance": 4})", "create");
+  REQUIRE_FALSE(near.ok());
+  CHECK(near.status().message == "create: config.relative_attention_max_distance (4) must be an integer >= 5");
+  CHECK(describe_hf(R"({"model_type": "t5", "relative_attention_num_buckets": 8, "relative_attention_max_distance": 5})", "create").ok());
+}
+
+TEST_CASE("relative_position_bucket: far offsets at the limits the config allows stay in range", "[encdec]") {
+  // 65,536 buckets with max_distance one above half of them: log(max_distance / max_exact) is tiny, so the float
+  // before the cap is far above what an int holds; the cap applies before the conversion
+  for (const bool bidirectional : {true, false}) {
+    for (const int r : {-(1 << 30), -(1 << 20), -40000, 40000, 1 << 20}) {
+      const int b = relative_position_bucket(r, bidirectional, 65536, 32769);
+      CHECK(b >= 0);
+      CHECK(b < 65536);
+    }
+  }
+  CHECK(relative_position_bucket(-(1 << 20), false, 65536, 32769) == 65535);
+  CHECK(relative_position_bucket(-(1 << 20), true, 65536, 32769) == 32767);
+  CHECK(relative_position_bucket(1 << 20, true, 65536, 32769) == 65535);
 }
