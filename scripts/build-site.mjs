@@ -115,7 +115,7 @@ for (const name of ['worker.js', 'family-worker.js']) {
     if (/<\/script|<!--/i.test(code)) throw new Error(`build-site: web/${m[1]} cannot be written inline`);
     html = html.replace(m[0], () => `<script data-early="${m[2]}">${code.trim()}</script>`);
   }
-  const hashes = [...html.matchAll(/<script(?![^>]*\bsrc=)(?![^>]*\btype=)[^>]*>([^<]*)<\/script>/g)]
+  const hashes = [...html.matchAll(/<script(?![^>]*\bsrc=)(?![^>]*\btype=)[^>]*>([\s\S]*?)<\/script>/g)]
     .map((m) => `'sha256-${createHash('sha256').update(m[1], 'utf8').digest('base64')}'`);
   const csp = /(<meta http-equiv="Content-Security-Policy" content="[^"]*script-src 'self')/;
   if (hashes.length && !csp.test(html)) throw new Error("build-site: web/index.html's CSP has no script-src 'self' to add the hashes to");
