@@ -239,13 +239,12 @@ export async function buildSingle(site, entry, out, links = {}) {
   const styles = [];
   const inlined = new Set(); // site paths written into the HTML itself (the icon)
 
+  // the page's early scripts, inline or not (web/start.js, the parser's hold on the stylesheet): the bundle's
+  // web/boot.js starts the worker itself, and the styles are inline here
+  html = html.replace(/<script\b[^>]*\bdata-early\s*=[^>]*>[^<]*<\/script>\n?/gi, '');
   // scripts and stylesheets, in document order; the tags are dropped here and inlined below
   for (const m of [...html.matchAll(/<script\b[^>]*\bsrc\s*=[^>]*>\s*<\/script>/gi)]) {
     const src = attr(m[0], 'src');
-    if (attr(m[0], 'data-early') === 'worker') { // web/start.js: the bundle's web/boot.js starts the worker itself
-      html = html.replace(m[0], '');
-      continue;
-    }
     if (attr(m[0], 'type') !== 'module') throw new Error(`build-single: ${entry}: <script src="${src}"> must be type="module"`);
     scripts.push(await bundle(site, path.resolve(dir, src), 'esm', workers));
     html = html.replace(m[0], '');

