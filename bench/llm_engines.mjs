@@ -22,7 +22,7 @@
 // (every contestant once per round, in turn); the tables give medians over rounds.
 //
 // Run: `node bench/llm_engines.mjs [--quick] [--shape smollm2|llama1b] [--rounds N] [--only attnscope,wllama,ort,ort16,node]
-//   [--threads 1,2] [--lengths 128,512] [--out FILE] [--dir DIR] [--split-mb 1500]` (output: build/bench/llm-<shape>.md
+//   [--threads 1,2] [--lengths 128,512] [--out FILE] [--dir DIR] [--split-mb 1500] [--wllama F16,Q8_0]` (output: build/bench/llm-<shape>.md
 // and .json; DIR holds the files, build/bench/llm-<shape>/ by default; GGUF files over --split-mb MB are written as
 // gguf-split parts, since wllama reads no file over 2 GB). `--lengths 128`
 // skips the 512-token prefills (a decode-only comparison: decode always follows the first length's prompt).
@@ -52,7 +52,8 @@ const THREADS = arg('threads', QUICK ? '1' : '1,2').split(',').map(Number);
 const DIR = resolve(arg('dir', join(ROOT, 'build', 'bench', `llm-${SHAPE}`)));  // --dir: another folder for the files
 const OUT = arg('out', join(ROOT, 'build', 'bench', `llm-${SHAPE}.md`));
 const SEED = 1;
-const SPLIT_MB = Number(arg('split-mb', '1500'));  // GGUF files of at most this many MB of tensors
+const SPLIT_MB = Number(arg('split-mb', '1500'));
+const WLLAMA = arg('wllama', 'F16,Q8_0').split(',');  // the GGUF types llama.cpp runs  // GGUF files of at most this many MB of tensors
 const NEW_TOKENS = 64;
 const LENGTHS = arg('lengths', '128,512').split(',').map(Number);  // prompt lengths (each must be in ref.json)
 
@@ -332,8 +333,7 @@ async function main() {
   for (const t of THREADS) {
     if (ONLY.includes('attnscope')) jobs.push({ engine: 'attnscope', label: 'attnscope BF16', weights8: false, threads: t },
       { engine: 'attnscope', label: 'attnscope weights8', weights8: true, threads: t });
-    if (ONLY.includes('wllama')) jobs.push({ engine: 'wllama', label: 'wllama F16', type: 'F16', threads: t },
-      { engine: 'wllama', label: 'wllama Q8_0', type: 'Q8_0', threads: t });
+    if (ONLY.includes('wllama')) jobs.push(...WLLAMA.map((type) => ({ engine: 'wllama', label: `wllama ${type}`, type, threads: t })));
     if (ONLY.includes('ort')) jobs.push({ engine: 'ort', label: 'onnxruntime-web FP32', threads: t });
     if (ONLY.includes('ort16')) jobs.push({ engine: 'ort16', label: 'onnxruntime-web FP16', suffix: '-fp16', threads: t });
     if (ONLY.includes('node')) jobs.push({ engine: 'node', label: 'attnscope BF16 (Node)', weights8: false, threads: t });
