@@ -116,7 +116,8 @@ try {
     const t1 = Date.now();
     await page.fill('#text', t);
     await page.waitForFunction((r) => window.__attnscope.runs > r && !document.documentElement.dataset.busy && document.documentElement.dataset.drawn, runs0, { timeout: 3600e3 });
-    console.log(`\n${label} in ${((Date.now() - t1) / 1e3).toFixed(0)} s`);
+    const shown = await page.evaluate(() => ({ n: window.__attnscope.trace?.n, error: document.getElementById('error')?.textContent?.trim() || '' }));
+    console.log(`\n${label} in ${((Date.now() - t1) / 1e3).toFixed(0)} s: the page shows ${shown.n} tokens${shown.error ? `; error: ${shown.error}` : ''}`);
     report(label);
     await heaps();
   }

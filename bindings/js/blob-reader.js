@@ -32,8 +32,10 @@ const HEAD = 64; // bytes before the data
  */
 export async function readInto(blob, length, box) {
   if (!(box.buffer instanceof ArrayBuffer) || box.buffer.byteLength < length) box.buffer = new ArrayBuffer(length); // new, or detached by a failed read
-  // a File changed since it was chosen: arrayBuffer() rejects (NotReadableError), where its stream never ends
-  await blob.slice(0, 1).arrayBuffer();
+  // a File changed since it was chosen: its stream fails with only "TypeError: network error" in Chromium, so one
+  // byte is read first with FileReaderSync, which throws NotReadableError (arrayBuffer() where there is none)
+  if (typeof FileReaderSync === 'function') new FileReaderSync().readAsArrayBuffer(blob.slice(0, 1));
+  else await blob.slice(0, 1).arrayBuffer();
   let reader;
   try {
     reader = blob.stream().getReader({ mode: 'byob' });
@@ -84,7 +86,12 @@ onmessage = async (e) => {
     const length = ctl[4];
     let kind = 0;
     let n = length;
-    const say = (text) => { kind = 1; n = new TextEncoder().encodeInto(text, data).written; };
+    const say = (text) => { // (encodeInto refuses a view of shared memory)
+      const bytes = new TextEncoder().encode(text).subarray(0, data.length);
+      data.set(bytes);
+      kind = 1;
+      n = bytes.length;
+    };
     try {
       const part = blobs[shard].slice(at, at + length);
       let got;
