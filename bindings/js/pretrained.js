@@ -245,7 +245,12 @@ export async function loadPretrained(module, options) {
   const blobs = [weights].flat();
   const helper = streamWeights && readers.every((r) => r.readSync !== null) && blobs.every(isBlob)
     ? await blobHelper(blobs, readers.map((r) => r.name)) : null;
-  if (helper) readers.forEach((r, s) => { r.readSync = (a, b) => helper.read(s, a, b); });
+  if (helper) {
+    readers.forEach((r, s) => {
+      const direct = r.readSync; // FileReaderSync here, once the helper has stopped answering
+      r.readSync = (a, b) => helper.read(s, a, b) ?? direct(a, b);
+    });
+  }
   const loader = new module.CheckpointHandle();
   let model = null;
   try {
