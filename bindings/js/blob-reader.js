@@ -82,7 +82,7 @@ onmessage = async (e) => {
     }
     if (st === ${STOP}) { close(); return; }
     const shard = ctl[1];
-    const at = ctl[2] + ctl[3] * 4294967296;
+    const at = (ctl[2] >>> 0) + (ctl[3] >>> 0) * 4294967296; // (Int32 words: read unsigned)
     const length = ctl[4];
     let kind = 0;
     let n = length;
