@@ -93,6 +93,7 @@ try {
   const page = await context.newPage();
   await page.setViewportSize({ width: 1280, height: 900 });
   page.on('pageerror', (e) => console.error('pageerror', e.message));
+  page.on('console', (m) => { if (/streamWeights/.test(m.text())) console.log(`console: ${m.text()}`); }); // blob-reader's warning
   await page.goto(`${base}web/#text=hello`);
   await page.waitForFunction(() => window.__attnscope?.runs > 0 && !document.documentElement.dataset.busy, null, { timeout: 120e3 });
   const t0 = Date.now();
