@@ -15,23 +15,32 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CFG, writeCheckpoint } from './llama1b_checkpoint.mjs';
 
-/** The resident bytes of every chromium renderer process below this Node process (the browser it launched). */
-function rendererRss() {
+/** The pids of every chromium renderer process below this Node process (the browser it launched). */
+export function rendererPids() {
   const procs = new Map();
   for (const pid of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      const rss = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
-      procs.set(Number(pid), { ppid, renderer: cmd.includes('--type=renderer'), rss });
+      procs.set(Number(pid), { ppid, renderer: readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--type=renderer') });
     } catch { /* gone */ }
   }
   const mine = (pid) => {
     for (let p = pid, k = 0; p > 1 && k < 20; p = procs.get(p)?.ppid ?? 0, k++) if (p === process.pid) return true;
     return false;
   };
-  return [...procs.entries()].filter(([pid, x]) => x.renderer && mine(pid)).map(([, x]) => x.rss);
+  return [...procs.entries()].filter(([pid, x]) => x.renderer && mine(pid)).map(([pid]) => pid);
+}
+
+/** The resident bytes of every chromium renderer process below this Node process. */
+function rendererRss() {
+  return rendererPids().map((pid) => {
+    try {
+      return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+    } catch {
+      return 0; // gone
+    }
+  });
 }
 
 /** rows of the Markdown table: [name, target, median, runs]. */

@@ -406,7 +406,9 @@ export interface PretrainedOptions {
    * Llama-3.2-1B then holds ~0.65 GB of weights instead of 2.47 GB (README "Streamed weights"). Each run reads every
    * layer once (~121 MB each for the 1B), and so does each generated token. The reads are synchronous, so `weights`
    * must be: a Blob/File in a Web Worker (FileReaderSync; elsewhere a TypeError naming this option), a file path
-   * (Node: fs.readSync), or bytes in memory (Uint8Array / ArrayBuffer: keeps them out of the wasm heap only). A read
+   * (Node: fs.readSync), or bytes in memory (Uint8Array / ArrayBuffer: keeps them out of the wasm heap only). In a
+   * cross-origin-isolated worker a Blob's layers are read by a helper worker into one SharedArrayBuffer (no new
+   * ArrayBuffer a read; ended by the model's delete()), elsewhere with FileReaderSync on the model's thread. A read
    * that fails, or a file whose size changed since the load, makes that run / generate throw an Error naming the
    * file and the tensor; the model works again once the file is readable. Not with `weights8`. Default false.
    */

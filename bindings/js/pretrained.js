@@ -10,11 +10,13 @@
 // streamWeights (decoder checkpoints): the layers' bytes are not fed; the model reads each layer synchronously
 // before its forward (src/model/layer_stream.h) through layerReader: FileReaderSync on a Blob/File in a Web Worker,
 // fs.readSync on a file path in Node, or the bytes of a Uint8Array/ArrayBuffer (which keeps them out of the wasm
-// heap only). Node paths work without streamWeights too.
+// heap only). Node paths work without streamWeights too. In a cross-origin-isolated worker the Blob reads are done
+// by a helper worker (blob-reader.js), whose garbage is collected at once.
 import { createOrThrow, fail, unwrap } from './errors.js';
 import { Model } from './model.js';
 import { isPlainObject, typeName } from './validate.js';
 import { sentencePieceArg } from './tokenizer.js';
+import { blobHelper, readInto } from './blob-reader.js';
 
 const FN = 'loadPretrained';
 const CHUNK = 8 << 20;                 // bytes per feed
@@ -52,7 +54,8 @@ function tokenizerArg(v) {
 const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
 
 /**
- * The weights as a reader of byte ranges: `read(a, b)` (async, while loading) and, for streamWeights,
+ * The weights as a reader of byte ranges: `read(a, b)` (async, while loading; a Blob's also `readReused(a, b)`, whose
+ * bytes last until its next call) and, for streamWeights,
  * `readSync(a, b)` (the layer reads: a Uint8Array, or a string saying what went wrong; it never throws). `fs`:
  * node:fs when running in Node (a file path is then accepted).
  */
@@ -71,7 +74,13 @@ function weightsReader(v, fs) {
         }
       }
       : null;
-    return { size: v.size, name, read: async (a, b) => new Uint8Array(await v.slice(a, b).arrayBuffer()), readSync: sync };
+    // readReused (the load's chunks, each fed before the next is read): into one buffer (blob-reader.js readInto)
+    const box = { buffer: null };
+    const readReused = async (a, b) => {
+      const n = await readInto(v.slice(a, b), b - a, box);
+      return n === b - a ? new Uint8Array(box.buffer, 0, n) : fail('Error', `${FN}: weights: the file '${name}' gave ${n} of ${b - a} bytes (was it changed?)`);
+    };
+    return { size: v.size, name, read: async (a, b) => new Uint8Array(await v.slice(a, b).arrayBuffer()), readReused, readSync: sync };
   }
   if (typeof v === 'string' && fs) return pathReader(v, fs);
   if (v === undefined || v === null) fail('TypeError', `${FN}: weights is required`);
@@ -231,7 +240,19 @@ export async function loadPretrained(module, options) {
     if (signal?.aborted) throw abortError();
   };
   stopped();
+  // streamWeights on Blobs in a cross-origin-isolated worker: a helper worker reads them (blob-reader.js); closed
+  // when the model is deleted or the load fails
+  const blobs = [weights].flat();
+  const helper = streamWeights && readers.every((r) => r.readSync !== null) && blobs.every(isBlob)
+    ? await blobHelper(blobs, readers.map((r) => r.name)) : null;
+  if (helper) {
+    readers.forEach((r, s) => {
+      const direct = r.readSync; // FileReaderSync here, once the helper has stopped answering
+      r.readSync = (a, b) => helper.read(s, a, b) ?? direct(a, b);
+    });
+  }
   const loader = new module.CheckpointHandle();
+  let model = null;
   try {
     // 0. room for the texts and the tokenizer built from them (an Error saying so when there is none)
     const textBytes = configText.length + (generationText?.length ?? 0) + (tok.json ?? '').length + (tok.vocab ?? '').length + (tok.merges ?? '').length +
@@ -260,7 +281,7 @@ export async function loadPretrained(module, options) {
       for (const [at, end] of pieces[s]) {
         await turn();
         stopped();
-        const bytes = end <= firsts[s].byteLength ? firsts[s].subarray(at, end) : await reader.read(at, end);
+        const bytes = end <= firsts[s].byteLength ? firsts[s].subarray(at, end) : await (reader.readReused ?? reader.read)(at, end);
         unwrap(loader.feed(s, at, bytes));
         done += end - at;
         progress(done / total);
@@ -272,8 +293,14 @@ export async function loadPretrained(module, options) {
     const checkpoint = { ...loader.summary(), streamed: streamWeights };
     const handle = createOrThrow(module.ModelHandle, (h) => loader.finishInto(h, streamWeights ? layerReader(readers) : null));
     progress(1);
-    return new Model(handle, { checkpoint: Object.freeze(checkpoint) });
+    model = new Model(handle, { checkpoint: Object.freeze(checkpoint) });
+    if (helper) {
+      const free = model.delete.bind(model);
+      model.delete = () => { helper.close(); free(); };
+    }
+    return model;
   } finally {
     loader.delete();
+    if (helper && !model) helper.close();
   }
 }
