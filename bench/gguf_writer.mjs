@@ -21,7 +21,7 @@
 // 257), padded to vocab_size with unique placeholder tokens "<|rN|>" (never produced by tokenizing), no BOS added.
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 
-const T = { U32: 4, I32: 5, F32: 6, BOOL: 7, STRING: 8, ARRAY: 9 };
+const T = { U16: 2, U32: 4, I32: 5, F32: 6, BOOL: 7, STRING: 8, ARRAY: 9 };
 export const GGML = { F32: 0, F16: 1, Q8_0: 8 };
 const ALIGN = 32;
 
@@ -121,6 +121,7 @@ export function readTensor(st, name) {
 class Bytes {
   constructor() { this.parts = []; this.length = 0; }
   push(b) { this.parts.push(b); this.length += b.length; }
+  u16(v) { const b = Buffer.alloc(2); b.writeUInt16LE(v); this.push(b); }
   u32(v) { const b = Buffer.alloc(4); b.writeUInt32LE(v); this.push(b); }
   i32(v) { const b = Buffer.alloc(4); b.writeInt32LE(v); this.push(b); }
   u64(v) { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(v)); this.push(b); }
@@ -133,7 +134,8 @@ function kv(out, key, type, value, elemType) {
   out.str(key);
   out.u32(type);
   const put = (t, v) => {
-    if (t === T.U32) out.u32(v);
+    if (t === T.U16) out.u16(v);
+    else if (t === T.U32) out.u32(v);
     else if (t === T.I32) out.i32(v);
     else if (t === T.F32) out.f32(v);
     else if (t === T.BOOL) out.push(Buffer.from([v ? 1 : 0]));
@@ -257,8 +259,8 @@ export function writeLlamaGguf({ safetensors, config: c, out, type, maxBytes = 0
       let count = 0;
       if (i === 0) { m.push(meta.buffer()); count = nkv; }
       if (splits.length > 1) {
-        m.str('split.no'); m.u32(2); m.push(u16(i));
-        m.str('split.count'); m.u32(2); m.push(u16(splits.length));
+        kv(m, 'split.no', T.U16, i);
+        kv(m, 'split.count', T.U16, splits.length);
         kv(m, 'split.tensors.count', T.I32, plan.length);
         count += 3;
       }
@@ -293,8 +295,6 @@ export function writeLlamaGguf({ safetensors, config: c, out, type, maxBytes = 0
   }
   return { bytes: total, tensors: list.length, paths };
 }
-
-const u16 = (v) => { const b = Buffer.alloc(2); b.writeUInt16LE(v); return b; };
 
 function writeTensor(fd, st, t) {
   let v = readTensor(st, t.hf);
