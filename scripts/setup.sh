@@ -13,9 +13,11 @@ PART=${1:-all}
 # ninja-build + ccache: the build's generator and its compile cache (scripts/build.sh says why)
 # jupyter-core, jupyter-nbconvert, python3-nbformat, python3-ipykernel: the notebook test runs a notebook calling
 # attnscope.show() with `jupyter nbconvert --execute --to html` (tests/browser/notebook.test.js)
+# python3-torch (+ python3-numpy): the notebook test and attnfile.test.js's live round trip make their attention
+# tensors with torch at test time (a fresh machine without it failed both); also the fixture generators and training/
 if [[ $PART != npm ]]; then
 DEB_PACKAGES=(emscripten binaryen wabt catch2 nlohmann-json3-dev cmake g++ make chromium fonts-wqy-microhei python3
-  clang-16 lld-16 ninja-build ccache jupyter-core jupyter-nbconvert python3-nbformat python3-ipykernel)
+  clang-16 lld-16 ninja-build ccache jupyter-core jupyter-nbconvert python3-nbformat python3-ipykernel python3-torch python3-numpy)
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
