@@ -24,7 +24,9 @@ export function createModels(store, compute, page) {
   const generation = { generating: false, playing: false };
   let play = 0;
   let loading = null; // the checkpoint load whose answer counts (a newer one replaces it)
-  const box = checkpointBox({ onFiles: loadCheckpoint, onCancel: () => { if (loading) compute.cancel(loading); } });
+  // what stays when a choice of files fails: the model shown before, unless the page was waiting for a checkpoint
+  const stays = () => t(data.info.checkpoint || state.model !== 'checkpoint' ? 'checkpoint.previousStays' : 'checkpoint.nothingLoaded');
+  const box = checkpointBox({ onFiles: loadCheckpoint, onCancel: () => { if (loading) compute.cancel(loading); }, stays });
   $('checkpoint-box').append(box.el);
 
   /** The picker's options as the module offers them: trained models and checkpoints only when present. */
@@ -140,9 +142,8 @@ export function createModels(store, compute, page) {
       if (loading !== load) return;
       delete marks.loading;
       box.progress(null);
-      const what = data.info.checkpoint || state.model !== 'checkpoint' ? 'checkpoint.previousStays' : 'checkpoint.nothingLoaded';
-      if (err.name === 'AbortError') box.message(t('checkpoint.cancelled', { what: t(what) }));
-      else box.message(t('checkpoint.failed', { message: err.message, what: t(what) }), true);
+      if (err.name === 'AbortError') box.message(t('checkpoint.cancelled', { what: stays() }));
+      else box.message(t('checkpoint.failed', { message: err.message, what: stays() }), true);
     });
   }
 

@@ -127,6 +127,16 @@ for (const lang of ['en', 'zh-CN']) {
     assert.deepEqual(await page.evaluate(() => Array.from(window.__attnscope.trace.ids)), llama.ids, 'the previous model is still shown');
     assert.match(await page.evaluate(() => window.__attnscope.info.checkpoint?.label ?? ''), /^Llama · /, 'and is still the loaded one');
 
+    // an index that is not JSON is named before any load starts, and says the same: the Llama model stays
+    const torn = llamaFiles();
+    torn[4] = { ...torn[4], buffer: Buffer.from('{"weight_map": {"a": ') };
+    await choose(page, torn);
+    assert.match(await page.textContent('#ckpt-msg'), zh
+      ? /^model\.safetensors\.index\.json: 不是有效的 JSON.*保留之前的模型。$/
+      : /^model\.safetensors\.index\.json: not valid JSON \(.+\) — the previous model stays\.$/);
+    assert.equal(await page.getAttribute('#ckpt-msg', 'role'), 'alert');
+    assert.deepEqual(await page.evaluate(() => Array.from(window.__attnscope.trace.ids)), llama.ids, 'the previous model is still shown');
+
     // Gemma 2 as one file
     const gemma = expected(GEMMA2).texts[0];
     await choose(page, gemmaFiles());

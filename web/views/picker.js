@@ -71,11 +71,12 @@ async function shardNames(index) {
 }
 
 /**
- * checkpointBox({ onFiles, onCancel }) → { el, progress(fraction | null), message(text, isError) }.
+ * checkpointBox({ onFiles, onCancel, stays }) → { el, progress(fraction | null), message(text, isError) }.
  * `onFiles(files)` gets the matched { config, weights, tokenizer, generationConfig? } once they are all there;
- * `onCancel()` is the Cancel button's, shown with the progress bar.
+ * `onCancel()` is the Cancel button's, shown with the progress bar; `stays()` says what the page keeps when the
+ * chosen files cannot be used (an unreadable model.safetensors.index.json), as a failed load says it.
  */
-export function checkpointBox({ onFiles, onCancel = () => {} }) {
+export function checkpointBox({ onFiles, onCancel = () => {}, stays = () => t('checkpoint.previousStays') }) {
   const msg = h('p', { class: 'ckpt-msg', id: 'ckpt-msg', 'aria-live': 'polite' });
   const bar = h('progress', { id: 'ckpt-progress', max: 1, value: 0, hidden: true, 'aria-label': t('checkpoint.progressAria'), 'data-i18n-attr': 'aria-label:checkpoint.progressAria' });
   const message = (text, isError = false) => {
@@ -93,7 +94,7 @@ export function checkpointBox({ onFiles, onCancel = () => {} }) {
   const take = async (list) => {
     const { files, missing, problem } = await matchCheckpointFiles(list);
     if (problem) {
-      message(problem, true);
+      message(t('checkpoint.failed', { message: problem, what: stays() }), true);
       return;
     }
     if (missing.length) {
