@@ -30,6 +30,9 @@ import sys
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "training"))
+from common import fast_runtime  # noqa: E402  (OpenBLAS when installed: the llama1b reference took ~1 h on netlib)
+
 D = torch.float64
 GREEDY = 4
 
@@ -135,6 +138,7 @@ def top5(logits):
 
 
 def main():
+    fast_runtime()
     torch.set_num_threads(2)
     d, shape, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
     onnx = [int(a) for a in sys.argv[sys.argv.index("--onnx") + 1:]] if "--onnx" in sys.argv else []
