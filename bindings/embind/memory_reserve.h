@@ -101,6 +101,9 @@ inline double run_bytes(const model::Transformer& m, double text_bytes, const mo
                   + vocab * 4.0 + static_cast<double>(std::max(o.positional_rows, 0)) * dm;
   if (o.summaries) floats += layers * h * n * (2.0 * std::max(o.summary_top_k, 0) + 4.0);  // per-head summaries
   if (o.lens || o.log_probs) floats += layers * n * 16.0 + n * vocab * 2.0;
+  if (o.lens) floats += layers * n * dm;  // every layer's rows through the final norm (Transformer::run_heads)
+  // streamWeights: the head's float32 products for a batch of rows (model/heads.h), the lookup's rows
+  if (m.stream() != nullptr) floats += std::min(model::LayerStream::kHeadBatchBytes / 4.0, (layers + 2.0) * n * vocab) + n * dm;
   return floats * 4.0 * 1.25 + (4 << 20);
 }
 
