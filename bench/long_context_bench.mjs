@@ -7,11 +7,12 @@
 //   node bench/long_context_bench.mjs [--layers 2] [--tokens 2048,8192] [--modes tiled,materialised] [--vocab 258]
 //     [--layer-outputs] [--stream]
 //
-// --vocab: 128256 for the real embedding (tied head; 525 MB of BF16 more in the heap). --layer-outputs: the tiled run
-// keeps every layer's [n, 2048] output (run option layerOutputs: true; off by default with heads 'none' since
-// 2026-11-27), as every run before that did. --stream: loadPretrained's streamWeights (the layers stay in the bytes
-// given, in Node's memory, and are read into one layer buffer before each layer: the wasm heap holds the embedding
-// table, the final norm and that buffer; issue 28).
+// --vocab: 128256 for the real embedding (tied head; 525 MB of BF16 more in the heap unless streamed). --layer-outputs:
+// the tiled run keeps every layer's [n, 2048] output (run option layerOutputs: true; off by default with heads 'none'
+// since 2026-11-27), as every run before that did. --stream: loadPretrained's streamWeights (the layers and the token
+// table stay in the bytes given, in Node's memory: each layer is read into one layer buffer before its forward, the
+// run's embedding rows before the first, the tied head's table in 8 MiB pieces after the last; the wasm heap holds the
+// final norm, that buffer and the read piece; issue 28).
 //
 // Each measurement runs in a fresh Node process (a wasm memory never shrinks, so heapSize after the run is the
 // run's peak plus the model). Not a test: it takes minutes and its figures depend on the machine.

@@ -101,6 +101,13 @@ inline double run_bytes(const model::Transformer& m, double text_bytes, const mo
                   + vocab * 4.0 + static_cast<double>(std::max(o.positional_rows, 0)) * dm;
   if (o.summaries) floats += layers * h * n * (2.0 * std::max(o.summary_top_k, 0) + 4.0);  // per-head summaries
   if (o.lens || o.log_probs) floats += layers * n * 16.0 + n * vocab * 2.0;
+  if (o.lens) floats += layers * n * dm;  // every layer's rows through the final norm (Transformer::run_heads)
+  // streamWeights: the head's float32 products, a batch of its rows at a time (model/heads.h: next's row, the lens'
+  // and logProbs' rows); the table itself is not held (its 8 MiB read piece was reserved with the model)
+  if (m.stream() != nullptr) {
+    const double rows = 1.0 + (o.lens ? layers * n : 0.0) + (o.log_probs ? n : 0.0);
+    floats += std::min(rows, std::max(1.0, model::LayerStream::kHeadBatchBytes / 4.0 / vocab)) * vocab;
+  }
   return floats * 4.0 * 1.25 + (4 << 20);
 }
 

@@ -89,14 +89,18 @@ class CheckpointHandle {
       for (const io::TensorEntry& e : index.value().tensors) {
         ends.push_back(static_cast<double>(index.value().data_offset + e.end));
         if (!io::is_float_dtype(e.dtype)) continue;
-        // streamed: layers 1.. are read into layer 0's buffer when they run, never held
-        if (!stream || model::hf_layer_index(e.name) <= 0) widened += static_cast<double>(e.count) * (stays_half_in_file(e) ? 2.0 : 4.0);
+        // streamed: layers 1.. are read into layer 0's buffer when they run, and the token tables piece by piece
+        // (model/layer_stream.h), never held
+        const bool in_file = stream && (model::hf_layer_index(e.name) > 0 || model::hf_streamed_table(e.name));
+        if (!in_file) widened += static_cast<double>(e.count) * (stays_half_in_file(e) ? 2.0 : 4.0);
         summary_.bytes += static_cast<double>(e.end - e.begin);
         summary_.dtypes.insert(e.dtype);
       }
       summary_.ends.push_back(std::move(ends));
     }
-    const double need = widened + 3.0 * (8 << 20);  // + the chunks being fed and their widening buffers
+    // + the chunks being fed and their widening buffers; streamed, the stream's read piece and an untied head's
+    // transposed piece
+    const double need = widened + 3.0 * (8 << 20) + (stream ? 2.0 * model::LayerStream::kReadBytes : 0.0);
     if (!reserve_heap(need)) {
       return pretrained_error(out_of_memory(kLoadPretrained, "weights", "loading the weights", need));
     }

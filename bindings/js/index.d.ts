@@ -400,11 +400,14 @@ export interface PretrainedOptions {
   weights8?: boolean;
   /**
    * Decoder-only checkpoints: keep every decoder layer's weights in the file and read each layer into ONE reusable
-   * layer buffer in the wasm heap right before its forward (run, generate, next, the logit lens, ...); the embedding
-   * table (also the tied head), the final norm and the RoPE tables stay resident. Results are BIT-IDENTICAL to the
-   * resident model's (the same bytes reach the same kernels; BF16 / F16 matrices stay 2 bytes a value). A
-   * Llama-3.2-1B then holds ~0.65 GB of weights instead of 2.47 GB (README "Streamed weights"). Each run reads every
-   * layer once (~121 MB each for the 1B), and so does each generated token. The reads are synchronous, so `weights`
+   * layer buffer in the wasm heap right before its forward (run, generate, next, the logit lens, ...); the token
+   * tables stay in the file too: the embedding lookup reads the rows of the run's token ids, and the LM head (the
+   * tied embedding, or lm_head.weight) reads its table in 8 MiB pieces after the last layer; the final norm and the
+   * RoPE tables stay resident. Results are BIT-IDENTICAL to the resident model's (the same bytes reach the same
+   * kernels; BF16 / F16 matrices stay 2 bytes a value). A Llama-3.2-1B then holds ~0.13 GB of weights instead of
+   * 2.47 GB (README "Streamed weights"). Each run reads every layer once (~121 MB each for the 1B) and the head's
+   * table once (525 MB for the 1B; once per 64 MiB of logits with `lens` or `logProbs`), and so does each generated
+   * token. The reads are synchronous, so `weights`
    * must be: a Blob/File in a Web Worker (FileReaderSync; elsewhere a TypeError naming this option), a file path
    * (Node: fs.readSync), or bytes in memory (Uint8Array / ArrayBuffer: keeps them out of the wasm heap only). In a
    * cross-origin-isolated worker a Blob's layers are read by a helper worker into one SharedArrayBuffer (no new

@@ -7,8 +7,9 @@
 // tensor (large ones in CHUNK pieces), yielding to the event loop between them so that `signal` (an AbortSignal)
 // can stop the load: it then rejects with an AbortError and frees what it allocated. Memory is reserved by the core
 // before anything is allocated (bindings/embind/memory_reserve.h): not enough is an Error saying so, nothing kept.
-// streamWeights (decoder checkpoints): the layers' bytes are not fed; the model reads each layer synchronously
-// before its forward (src/model/layer_stream.h) through layerReader: FileReaderSync on a Blob/File in a Web Worker,
+// streamWeights (decoder checkpoints): the layers' and the token tables' bytes are not fed; the model reads each
+// layer synchronously before its forward, and the tables' rows and pieces when it embeds and when its head runs
+// (src/model/layer_stream.h), through layerReader: FileReaderSync on a Blob/File in a Web Worker,
 // fs.readSync on a file path in Node, or the bytes of a Uint8Array/ArrayBuffer (which keeps them out of the wasm
 // heap only). Node paths work without streamWeights too. In a cross-origin-isolated worker the Blob reads are done
 // by a helper worker (blob-reader.js), whose garbage is collected at once.

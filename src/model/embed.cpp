@@ -39,6 +39,20 @@ void token_row(const EmbedArgs& a, std::int32_t id, const std::string& text, std
   seeded_row(a.seed, fnv1a64(text), out);
 }
 
+core::Status token_rows(const EmbedArgs& a, std::span<const std::int32_t> ids, const std::vector<std::string>& texts,
+                        std::span<float> out) {
+  const auto d = static_cast<std::size_t>(a.m->d_model);
+  // streamWeights: the table's rows are read from the file (each distinct id once); an id past the table, and the
+  // rules of token_row for the others
+  const bool streamed = a.stream != nullptr && a.stream->has_tables() && a.encoder->fixed_vocabulary() && a.user->by_id.empty();
+  if (streamed) ATTN_TRY(a.stream->embedding_rows(ids, out, a.op));
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (streamed && ids[i] >= 0 && static_cast<std::size_t>(ids[i]) < a.stream->embedding_table_rows()) continue;  // read above
+    token_row(a, ids[i], texts[i], out.subspan(i * d, d));
+  }
+  return core::Status::Ok();
+}
+
 namespace {
 
 void scale_rows(std::vector<float>& x, float s) {
@@ -196,9 +210,9 @@ core::Result<SideTrace> embed(const EmbedArgs& a, std::string_view text, const c
   }
   const auto D = static_cast<std::size_t>(d), nd = static_cast<std::size_t>(s.n) * D;
   s.embeddings.assign(nd, 0.0f);
-  for (int i = 0; i < s.n_real; ++i) {
-    const auto row = static_cast<std::size_t>(i);
-    token_row(a, s.ids[row], s.tokens[row], std::span<float>(s.embeddings.data() + row * D, D));
+  if (in.rows) {
+    ATTN_TRY(token_rows(a, std::span<const std::int32_t>(s.ids.data(), static_cast<std::size_t>(s.n_real)), s.tokens,
+                        s.embeddings));
   }
   scale_rows(s.embeddings, e.scale);
   auto pos = positional_rows(a, s.n);
@@ -219,15 +233,14 @@ core::Result<SideTrace> embed(const EmbedArgs& a, std::string_view text, const c
   return s;
 }
 
-void embed_ids(const EmbedArgs& a, const std::vector<std::int32_t>& ids, int first_position, std::vector<float>& out) {
+core::Status embed_ids(const EmbedArgs& a, const std::vector<std::int32_t>& ids, int first_position, std::vector<float>& out) {
   const auto D = static_cast<std::size_t>(a.m->d_model);
   const int n = static_cast<int>(ids.size());
   out.assign(static_cast<std::size_t>(n) * D, 0.0f);
   const RunVocab none;
-  for (int i = 0; i < n; ++i) {
-    const auto row = static_cast<std::size_t>(i);
-    token_row(a, ids[row], a.encoder->token_text(ids[row], none), std::span<float>(out.data() + row * D, D));
-  }
+  std::vector<std::string> texts;
+  for (const std::int32_t id : ids) texts.push_back(a.encoder->token_text(id, none));
+  ATTN_TRY(token_rows(a, ids, texts, out));
   scale_rows(out, a.m->embedding.scale);
   auto pos = positional_rows(a, first_position + n);
   const auto& p = pos.value();
@@ -241,6 +254,7 @@ void embed_ids(const EmbedArgs& a, const std::vector<std::int32_t>& ids, int fir
     const NormWeights w{(*a.params)[side + "embedding.norm.weight"], (*a.params)[side + "embedding.norm.bias"]};
     out = layer_norm(out, n, a.m->d_model, w, a.m->embedding.norm_eps);
   }
+  return core::Status::Ok();
 }
 
 }  // namespace attnscope::model

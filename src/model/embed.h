@@ -13,6 +13,7 @@
 
 #include "core/status.h"
 #include "model/description.h"
+#include "model/layer_stream.h"
 #include "model/parameters.h"
 #include "model/text_encoder.h"
 #include "model/trace.h"
@@ -34,6 +35,8 @@ struct EmbedArgs {
   const char* op = "run";
   // EmbeddingSpec::per_side: "source." for the source side (its positions and embedding norm), "" otherwise
   const char* side = "";
+  // streamWeights: the token tables are in the file (layer_stream.h: the lookup's rows and the head's pieces)
+  const LayerStream* stream = nullptr;
 };
 
 // What one side of a run reads besides the text (encoder-decoder checkpoints).
@@ -41,6 +44,7 @@ struct SideInput {
   bool post_process = true;   // the tokenizer's post-processor (a checkpoint's template) applies
   std::int32_t begin_id = -1; // >= 0: the side starts with this id (the decoder start token)
   const std::vector<std::int32_t>* ids = nullptr;  // the ids themselves instead of the text (run's targetIds)
+  bool rows = true;  // false: the tokens, ids and checks only, embeddings left zero (generate embeds with embed_ids)
 };
 
 // Tokenizes `text` (argument name `what`), checks its length against max_tokens and the position table, pads
@@ -59,8 +63,13 @@ core::Result<std::vector<float>> positional_rows(const EmbedArgs& a, int rows);
 // The embedding row of token (id, text) into out [d_model], before the scale (the tied output head reads it).
 void token_row(const EmbedArgs& a, std::int32_t id, const std::string& text, std::span<float> out);
 
+// The embedding rows of ids[i] (texts[i] for word/char models) into out[i * d_model ..], before the scale: token_row's
+// rules, or (streamWeights) the rows read from the file's table (layer_stream.h: a failed read is the error).
+core::Status token_rows(const EmbedArgs& a, std::span<const std::int32_t> ids, const std::vector<std::string>& texts,
+                        std::span<float> out);
+
 // Embedding rows for a list of ids (decoding steps): the same rules as embed() for fixed vocabularies, plus
 // the position p's row; row i is written to out[i * d_model ..].
-void embed_ids(const EmbedArgs& a, const std::vector<std::int32_t>& ids, int first_position, std::vector<float>& out);
+core::Status embed_ids(const EmbedArgs& a, const std::vector<std::int32_t>& ids, int first_position, std::vector<float>& out);
 
 }  // namespace attnscope::model

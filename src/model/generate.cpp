@@ -100,7 +100,9 @@ core::Result<Generation> Transformer::generate(std::string_view input, int max_n
   } else if (input.empty()) {
     step.ids = {sp.bos >= 0 ? sp.bos : ends.front()};
   } else {
-    auto side = embed(ea, input, "input", vocab, 0, 0);
+    SideInput ids_only;  // the rows come from embed_ids below (streamWeights: read once)
+    ids_only.rows = false;
+    auto side = embed(ea, input, "input", vocab, 0, 0, ids_only);
     if (!side.ok()) return side.status();
     step.ids = std::move(side.value().ids);
   }
@@ -113,13 +115,15 @@ core::Result<Generation> Transformer::generate(std::string_view input, int max_n
     const int rows = static_cast<int>(step.ids.size());
     if (position + rows > max_positions) break;  // the position table is full
     // 2. the new rows through every block, reading and extending the caches
-    embed_ids(ea, step.ids, position, step.input);
+    ATTN_TRY(embed_ids(ea, step.ids, position, step.input));
     step.n = step.n_real = rows;
     ATTN_TRY(run_stack(decoding_args(false, &caches), step, m_.has_source ? &memory : nullptr));
     position += rows;
     // 3. the next token from the last row
     const std::span<const float> h(step.output.data() + static_cast<std::size_t>(rows - 1) * d, d);
-    const std::int32_t next = argmax(lm_logits(ea, vocab, h));
+    auto logits = lm_logits(ea, vocab, h);  // streamWeights: one pass over the head's table a token
+    if (!logits.ok()) return logits.status();
+    const std::int32_t next = argmax(logits.value());
     if (std::find(ends.begin(), ends.end(), next) != ends.end()) {
       g.stopped_at_end = true;
       break;

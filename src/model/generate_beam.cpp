@@ -101,7 +101,7 @@ core::Result<Generation> Transformer::beam_search(std::string_view input, int ma
   auto advance = [&](Beam& b, std::int32_t token, int position) -> core::Status {
     SideTrace step;
     step.ids = {token};
-    embed_ids(ea, step.ids, position, step.input);
+    ATTN_TRY(embed_ids(ea, step.ids, position, step.input));
     step.n = step.n_real = 1;
     ATTN_TRY(run_stack(decoding_args(false, &b.caches), step, &memory));
     b.last.assign(step.output.begin(), step.output.begin() + static_cast<std::ptrdiff_t>(d));
@@ -131,7 +131,9 @@ core::Result<Generation> Transformer::beam_search(std::string_view input, int ma
     std::vector<Cand> cands;
     std::size_t vocab_n = 0;
     for (std::size_t bi = 0; bi < beams.size(); ++bi) {
-      const std::vector<double> logits = lm_logits(ea, vocab, beams[bi].last);
+      auto computed = lm_logits(ea, vocab, beams[bi].last);
+      if (!computed.ok()) return computed.status();
+      const std::vector<double>& logits = computed.value();
       vocab_n = logits.size();
       const double mx = *std::max_element(logits.begin(), logits.end());
       double sum = 0.0;

@@ -274,6 +274,26 @@ int hf_layer_index(std::string_view name) {
   return -1;
 }
 
+bool hf_streamed_table(std::string_view name) {
+  if (name.substr(0, 6) == "model.") name.remove_prefix(6);
+  return name == "embed_tokens.weight" || name == "lm_head.weight";
+}
+
+void HfCheckpointLoader::split_tables(std::set<std::string>& elsewhere) {
+  for (std::size_t s = 0; s < shards_.size(); ++s) {
+    for (Mapped& mp : shards_[s].mapped) {
+      if (!hf_streamed_table(mp.entry.name) || mp.entry.shape.size() != 2) continue;
+      mp.streamed = true;
+      for (const TensorTarget& target : mp.targets) elsewhere.insert(target.name);
+      LayerStream::Table t{LayerStream::Tensor{mp.entry.name, s, shards_[s].index.data_offset + mp.entry.begin,
+                                               shards_[s].index.data_offset + mp.entry.end, mp.entry.dtype,
+                                               mp.entry.elem, {}},
+                           static_cast<std::size_t>(mp.entry.shape[0]), static_cast<std::size_t>(mp.entry.shape[1])};
+      (mp.targets.front().name == "lm_head.weight" ? head_table_ : embedding_table_) = std::move(t);
+    }
+  }
+}
+
 core::Status HfCheckpointLoader::split_layers(std::set<std::string>& elsewhere) {
   const ModelDescription& m = cfg_.description;
   if (cfg_.family != HfFamily::kDecoder) {
@@ -293,6 +313,7 @@ core::Status HfCheckpointLoader::split_layers(std::set<std::string>& elsewhere) 
         const int layer = hf_layer_index(canonical_hf(mp.entry.name, cfg_.family));
         if (layer < 0 || (layer == 0) != (pass == 0)) continue;
         mp.layer = layer;
+        mp.streamed = true;
         const std::string& from = m.main.blocks.at(static_cast<std::size_t>(layer)).prefix;
         const std::string& to = m.main.blocks.front().prefix;
         LayerStream::Tensor t{mp.entry.name, s, shards_[s].index.data_offset + mp.entry.begin,
@@ -437,6 +458,7 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin_shar
   std::set<std::string> elsewhere;  // parameters of layers 1.. (they hold nothing; layer 0's are the buffer)
   if (stream) {
     ATTN_TRY(l->split_layers(elsewhere));
+    l->split_tables(elsewhere);
   }
   // 3. the parameters, counted before anything is allocated
   std::map<std::string, bool> half_target;  // parameter -> its file tensor is BF16 / F16
@@ -497,7 +519,7 @@ core::Result<std::unique_ptr<HfCheckpointLoader>> HfCheckpointLoader::begin_shar
   }
   // streamed tensors are not fed (feed_shard skips their bytes)
   for (Shard& sh : l->shards_) {
-    sh.mapped.erase(std::remove_if(sh.mapped.begin(), sh.mapped.end(), [](const Mapped& m) { return m.layer >= 0; }),
+    sh.mapped.erase(std::remove_if(sh.mapped.begin(), sh.mapped.end(), [](const Mapped& m) { return m.streamed; }),
                     sh.mapped.end());
   }
   l->encoder_ = std::move(tokenizer);
@@ -562,7 +584,7 @@ core::Status HfCheckpointLoader::feed_shard(std::size_t shard, std::uint64_t off
   return core::Status::Ok();
 }
 
-core::Result<std::unique_ptr<Transformer>> HfCheckpointLoader::finish(LayerStream::Read read) {
+core::Result<std::unique_ptr<Transformer>> HfCheckpointLoader::finish(LayerStream::Read read, LayerStream::Sizes sizes) {
   std::map<std::string, std::string> display;  // attnscope name -> file name, for messages
   for (const Shard& sh : shards_) {
     if (sh.next != sh.size) {
@@ -612,7 +634,9 @@ core::Result<std::unique_ptr<Transformer>> HfCheckpointLoader::finish(LayerStrea
     for (const std::string& name : buffer_names_) buffer[name] = storage_.at(name);
     std::vector<std::string> names;
     for (const Shard& sh : shards_) names.push_back(sh.name);
-    stream = std::make_unique<LayerStream>(std::move(stream_layers_), std::move(names), std::move(buffer), std::move(read));
+    stream = std::make_unique<LayerStream>(std::move(stream_layers_), std::move(names), std::move(buffer), std::move(read),
+                                           sizes);
+    if (embedding_table_) stream->set_tables(std::move(*embedding_table_), std::move(head_table_));
   }
   return Transformer::assemble(std::move(cfg_.description), std::move(encoder_), std::move(params_), opt, op_,
                                std::move(stream));

@@ -21,6 +21,7 @@
 #include <map>
 #include <set>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -78,6 +79,9 @@ core::Status apply_generation_config(std::string_view json_text, HfConfig& c, co
 
 // The decoder layer a tensor belongs to: N for "layers.N.…" or "….layers.N.…" (a decoder checkpoint's names), else -1.
 int hf_layer_index(std::string_view tensor_name);
+// Whether a decoder checkpoint's tensor is one of its token tables, which streamWeights keeps in the file with the
+// layers (layer_stream.h): "model.embed_tokens.weight" (also the tied head) and "lm_head.weight".
+bool hf_streamed_table(std::string_view tensor_name);
 
 // Parses config.json (messages "<op>: config.<field> ...").
 core::Result<HfConfig> describe_hf(std::string_view config_json, const char* op);
@@ -123,8 +127,8 @@ class HfCheckpointLoader {
     return core::Status::Ok();
   }
   // All data fed: checks the values and builds the model. A streaming load needs `read` (layer_stream.h), which
-  // the model keeps.
-  core::Result<std::unique_ptr<Transformer>> finish(LayerStream::Read read = nullptr);
+  // the model keeps; `sizes`: its read piece and head batch (tests make them small).
+  core::Result<std::unique_ptr<Transformer>> finish(LayerStream::Read read = nullptr, LayerStream::Sizes sizes = {});
 
   std::uint64_t file_size() const { return shards_.front().size; }
   // config.model_type for the decoder and encoder-decoder checkpoints, else 'gpt2' / 'bert' (before finish()).
@@ -140,12 +144,15 @@ class HfCheckpointLoader {
     std::vector<TensorTarget> targets;
     std::vector<std::uint8_t> pending;  // bytes of this tensor received so far, when a chunk splits an element
     std::uint64_t done = 0;             // elements written
-    int layer = -1;                     // stream: the decoder layer it belongs to (then it is not fed)
+    int layer = -1;                     // stream: the decoder layer it belongs to
+    bool streamed = false;              // stream: a layer's or a token table's, read when it runs (not fed)
   };
   HfCheckpointLoader() = default;
   // stream: moves every decoder layer's tensors to stream_layers_ (checked against layer 0's); `elsewhere` gets the
   // parameters of layers 1.., which hold nothing.
   core::Status split_layers(std::set<std::string>& elsewhere);
+  // stream: the token tables (hf_streamed_table) leave the feed too; `elsewhere` gets their parameters.
+  void split_tables(std::set<std::string>& elsewhere);
   core::Status write(Mapped& m, const std::uint8_t* src, std::uint64_t first_elem, std::uint64_t count);
 
   const char* op_ = "create";
@@ -166,6 +173,7 @@ class HfCheckpointLoader {
   bool stream_ = false;
   std::vector<std::vector<LayerStream::Tensor>> stream_layers_;
   std::vector<std::string> buffer_names_;
+  std::optional<LayerStream::Table> embedding_table_, head_table_;
 };
 
 }  // namespace attnscope::model

@@ -117,8 +117,7 @@ namespace {
 
 core::Result<std::int32_t> resolve_token(const EmbedArgs& ea, RunVocab& vocab, const TokenChoice& c, const char* op,
                                          const std::string& arg) {
-  const std::vector<float> zero(static_cast<std::size_t>(ea.m->d_model), 0.0f);
-  const auto count = static_cast<std::int32_t>(lm_logits(ea, vocab, zero).size());
+  const std::int32_t count = lm_vocab_size(ea, vocab);
   if (c.text.empty()) {
     if (c.id < 0 || c.id >= count) {
       return core::range_error(op, "tokens", arg + " (" + std::to_string(c.id) + ") must be a token id from 0 to " +
@@ -168,18 +167,26 @@ double token_logit(const EmbedArgs& ea, const std::vector<double>& u, std::int32
 
 }  // namespace
 
-void Inside::cache_directions() {
+core::Status Inside::cache_directions() {
   for (int k = 0; k < 2; ++k) {
-    if (ids_[k] >= 0) dirs_[k] = lm_direction(ea_, vocab_, ids_[k]);
+    if (ids_[k] < 0) continue;
+    auto u = lm_direction(ea_, vocab_, ids_[k]);
+    if (!u.ok()) return u.status();
+    dirs_[k] = std::move(u).value();
   }
+  return core::Status::Ok();
 }
 
 core::Result<double> Inside::metric_of(const SideTrace& s) const {
   const auto d = static_cast<std::size_t>(t_.m_.d_model);
   auto row = [&](int i) { return std::span<const float>(s.output.data() + static_cast<std::size_t>(i) * d, d); };
   if (metric_.kind == Metric::Kind::kLoss) {
+    // every position's logits (one pass over a streamed head's table per batch of rows: heads.h)
     double sum = 0.0;
-    for (int i = 0; i + 1 < s.n_real; ++i) sum -= log_prob(lm_logits(ea_, vocab_, row(i)), main_.ids[static_cast<std::size_t>(i) + 1]);
+    ATTN_TRY(lm_logits_rows(ea_, vocab_, s.n_real - 1, row, [&](int i, const std::vector<double>& logits) {
+      sum -= log_prob(logits, main_.ids[static_cast<std::size_t>(i) + 1]);
+      return core::Status::Ok();
+    }));
     return sum / static_cast<double>(s.n_real - 1);
   }
   const std::span<const float> h = row(s.n_real - 1);
@@ -316,7 +323,7 @@ core::Result<std::unique_ptr<Inside>> Inside::patching(const Transformer& t, std
     if (!id.ok()) return id.status();
     in->ids_[k] = id.value();
   }
-  in->cache_directions();
+  ATTN_TRY(in->cache_directions());
   in->rows_ = static_cast<int>(t.m_.main.blocks.size());
   in->cols_ = residual ? in->main_.n : t.m_.num_heads;
   auto base = in->metric_of(in->main_);
@@ -362,7 +369,7 @@ core::Result<std::unique_ptr<Inside>> Inside::ablation(const Transformer& t, std
       in->ids_[k] = id.value();
     }
   }
-  in->cache_directions();
+  ATTN_TRY(in->cache_directions());
   in->rows_ = static_cast<int>(L);
   in->cols_ = m.num_heads;
   auto base = in->metric_of(in->main_);
@@ -396,7 +403,9 @@ core::Result<Attribution> Inside::attribution(const Transformer& t, std::string_
   const int d = m.d_model, p = side.n_real - 1;
   const auto D = static_cast<std::size_t>(d);
   // 1. the direction: gamma ⊙ W_U[:, id] (the final norm's weight folded in), and the frozen scale
-  std::vector<double> u = lm_direction(ea, vocab, out.id);
+  auto direction = lm_direction(ea, vocab, out.id);
+  if (!direction.ok()) return direction.status();
+  std::vector<double> u = direction.value();
   const bool norm = m.main.final_norm;
   const bool centred = norm && m.main.final_norm_kind == NormKind::kLayerNorm;
   if (norm) {
@@ -446,7 +455,7 @@ core::Result<Attribution> Inside::attribution(const Transformer& t, std::string_
   }
   // 3. the token's logit (before soft-capping), for reference
   const std::span<const float> h(side.output.data() + static_cast<std::size_t>(p) * D, D);
-  out.logit = token_logit(ea, lm_direction(ea, vocab, out.id), out.id, h, false);
+  out.logit = token_logit(ea, direction.value(), out.id, h, false);
   return out;
 }
 

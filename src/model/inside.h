@@ -94,7 +94,7 @@ class Inside {
  private:
   Inside(const Transformer& t, const char* op);
   core::Result<double> metric_of(const SideTrace& s) const;
-  void cache_directions();  // dirs_ for the metric's tokens
+  core::Status cache_directions();  // dirs_ for the metric's tokens
   core::Result<double> forward_from(std::size_t layer, std::vector<float> x, std::span<const std::uint8_t> keep,
                                     std::span<const std::vector<float>> values) const;
 

@@ -2,6 +2,7 @@
 #include "model/parameters.h"
 
 #include <cmath>
+#include <cstring>
 #include <string_view>
 #include <utility>
 
@@ -250,20 +251,45 @@ core::Status Parameters::check_finite(const char* op, const char* arg,
   return core::Status::Ok();
 }
 
+core::Status check_finite_values(const core::WeightSpan& w, const char* op, const char* arg, const std::string& shown) {
+  // an all-ones exponent is an infinity or a NaN: BF16 0x7F80, F16 0x7C00, float32 0x7F800000. A first pass ORs the
+  // test over the values (no early exit, so it vectorises: streamWeights checks every piece it reads); the value is
+  // looked for only when one was found.
+  auto fail = [&](std::size_t i) {
+    float v = 0.0f;
+    ops::weight_row(w, i, 1, std::span<float>(&v, 1));
+    return core::range_error(op, arg,
+                             std::string(arg) + ": tensor " + core::quote_name(shown) + " has a value (" +
+                                 core::format_number(v) + ") that is not finite");
+  };
+  if (const std::uint16_t* h = w.bits()) {
+    const std::uint16_t mask = w.type == core::WeightType::kBF16 ? 0x7F80 : 0x7C00;
+    unsigned any = 0;
+    for (std::size_t i = 0; i < w.size(); ++i) any |= static_cast<unsigned>((h[i] & mask) == mask);
+    if (any == 0) return core::Status::Ok();
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      if ((h[i] & mask) == mask) return fail(i);
+    }
+  }
+  if (w.is_f32()) {
+    const std::span<const float> f = w.f32();
+    unsigned any = 0;
+    for (const float x : f) {
+      std::uint32_t b = 0;
+      std::memcpy(&b, &x, 4);
+      any |= static_cast<unsigned>((b & 0x7F800000u) == 0x7F800000u);
+    }
+    if (any == 0) return core::Status::Ok();
+    for (std::size_t i = 0; i < f.size(); ++i) {
+      if (!std::isfinite(f[i])) return fail(i);
+    }
+  }
+  return core::Status::Ok();
+}
+
 core::Status Parameters::check_finite(const std::string& name, const char* op, const char* arg,
                                       const std::string& shown) const {
   const Tensor& t = tensors_.at(name);
-  // half-width: an all-ones exponent (BF16 0x7F80, F16 0x7C00) is an infinity or a NaN
-  const std::uint16_t exp_mask = t.type == core::WeightType::kBF16 ? 0x7F80 : 0x7C00;
-  for (std::size_t i = 0; i < t.half.size(); ++i) {
-    if ((t.half[i] & exp_mask) == exp_mask) {
-      float v = 0.0f;
-      ops::weight_row(weight(name), i, 1, std::span<float>(&v, 1));
-      return core::range_error(op, arg,
-                               std::string(arg) + ": tensor " + core::quote_name(shown) + " has a value (" +
-                                   core::format_number(v) + ") that is not finite");
-    }
-  }
   for (const float s : t.q8_scales) {  // a block holding an infinity or a NaN has a scale that is not finite
     if (!std::isfinite(s)) {
       return core::range_error(op, arg,
@@ -271,19 +297,7 @@ core::Status Parameters::check_finite(const std::string& name, const char* op, c
                                    " has a value that is not finite");
     }
   }
-  for (std::size_t i = 0; i < t.data.size(); ++i) {
-    if (!std::isfinite(t.data[i])) {
-      return core::range_error(op, arg,
-                               std::string(arg) + ": tensor " + core::quote_name(shown) + " has a value (" +
-                                            core::format_number(t.data[i]) + ") that is not finite");
-    }
-  }
-  return core::Status::Ok();
-}
-
-bool Parameters::has(const std::string& name) const {
-  auto it = tensors_.find(name);
-  return it != tensors_.end() && (!it->second.data.empty() || !it->second.half.empty() || !it->second.q8.empty());
+  return t.q8.empty() ? check_finite_values(weight(name), op, arg, shown) : core::Status::Ok();
 }
 
 core::WeightSpan Parameters::weight(const std::string& name) const {

@@ -97,4 +97,8 @@ class Parameters {
   std::map<std::string, Tensor> tensors_;  // node-stable: the spans handed out point into these vectors
 };
 
+// The first value of w (float32 or half-width) that is an infinity or a NaN, as the error every loaded tensor gets
+// ("<op>: <arg>: tensor \"<shown>\" has a value (NaN) that is not finite"); Ok when there is none.
+core::Status check_finite_values(const core::WeightSpan& w, const char* op, const char* arg, const std::string& shown);
+
 }  // namespace attnscope::model

@@ -168,29 +168,69 @@ EmbedArgs Transformer::embed_args(const char* op) const {
   a.seed = opt_.seed;
   a.max_tokens = opt_.max_tokens;
   a.op = op;
+  a.stream = stream_.get();
   return a;
 }
 
-void Transformer::logit_lens(const EmbedArgs& ea, const RunVocab& vocab, int k, SideTrace& side) const {
+core::Status Transformer::run_heads(const EmbedArgs& ea, const RunVocab& vocab, const RunOptions& o, int k,
+                                    RunTrace& out) const {
+  SideTrace& side = out.main;
   const int n = side.n, d = m_.d_model;
   const auto D = static_cast<std::size_t>(d);
-  for (LayerTrace& layer : side.layers) {
-    // the final norm (GPT-2's ln_f) where the stack has one, as `next` reads the last block through it
-    const std::vector<float> h = m_.main.final_norm ? normalize(layer.output, n, d, main_w_.final_norm,
-                                                                m_.main.final_norm_eps, m_.main.final_norm_kind)
-                                                    : layer.output;
-    layer.lens_ids.clear();
-    layer.lens_probs.clear();
-    layer.lens_tokens.clear();
-    for (int p = 0; p < n; ++p) {
-      const TopK t = top_k(lm_logits(ea, vocab, std::span<const float>(h.data() + static_cast<std::size_t>(p) * D, D)),
-                           k, ea, vocab);
-      layer.lens_k = static_cast<int>(t.ids.size());  // k capped at the vocabulary size
-      layer.lens_ids.insert(layer.lens_ids.end(), t.ids.begin(), t.ids.end());
-      layer.lens_probs.insert(layer.lens_probs.end(), t.probs.begin(), t.probs.end());
-      layer.lens_tokens.insert(layer.lens_tokens.end(), t.tokens.begin(), t.tokens.end());
+  // the rows, in this order: next's (the last real position), the lens' (every layer's every position), logProbs'
+  // (every real position but the last)
+  const int next_rows = m_.head.next_token && k > 0 ? 1 : 0;
+  const int lens_rows = o.lens ? static_cast<int>(side.layers.size()) * n : 0;
+  const int prob_rows = o.log_probs ? std::max(side.n_real - 1, 0) : 0;
+  if (next_rows + lens_rows + prob_rows == 0) return core::Status::Ok();
+  // the lens reads each layer's output through the final norm (GPT-2's ln_f) where the stack has one, as `next` reads
+  // the last block through it
+  std::vector<float> lens_h;
+  if (o.lens) {
+    lens_h.reserve(static_cast<std::size_t>(lens_rows) * D);
+    for (LayerTrace& layer : side.layers) {
+      const std::vector<float> h = m_.main.final_norm ? normalize(layer.output, n, d, main_w_.final_norm,
+                                                                  m_.main.final_norm_eps, m_.main.final_norm_kind)
+                                                      : layer.output;
+      lens_h.insert(lens_h.end(), h.begin(), h.end());
+      layer.lens_ids.clear();
+      layer.lens_probs.clear();
+      layer.lens_tokens.clear();
     }
   }
+  if (o.log_probs) out.log_probs.reserve(static_cast<std::size_t>(prob_rows));
+  const int first_lens = next_rows, first_prob = next_rows + lens_rows;
+  const auto output_row = [&](int i) {
+    return std::span<const float>(side.output.data() + static_cast<std::size_t>(i) * D, D);
+  };
+  return lm_logits_rows(
+      ea, vocab, first_prob + prob_rows,
+      [&](int r) {
+        if (r < first_lens) return output_row(side.n_real - 1);
+        if (r < first_prob) return std::span<const float>(lens_h.data() + static_cast<std::size_t>(r - first_lens) * D, D);
+        return output_row(r - first_prob);
+      },
+      [&](int r, const std::vector<double>& logits) -> core::Status {
+        if (r < first_lens) {
+          out.next = top_k(logits, k, ea, vocab);
+        } else if (r < first_prob) {
+          LayerTrace& layer = side.layers[static_cast<std::size_t>((r - first_lens) / n)];
+          const TopK t = top_k(logits, *o.lens, ea, vocab);
+          layer.lens_k = static_cast<int>(t.ids.size());  // k capped at the vocabulary size
+          layer.lens_ids.insert(layer.lens_ids.end(), t.ids.begin(), t.ids.end());
+          layer.lens_probs.insert(layer.lens_probs.end(), t.probs.begin(), t.probs.end());
+          layer.lens_tokens.insert(layer.lens_tokens.end(), t.tokens.begin(), t.tokens.end());
+        } else {
+          const int i = r - first_prob;
+          const std::int32_t id = side.ids[static_cast<std::size_t>(i) + 1];
+          if (id < 0 || static_cast<std::size_t>(id) >= logits.size()) {
+            return core::invalid_error(kOpRun, "logProbs", "logProbs: token " + std::to_string(i + 1) +
+                                                              " has no row in the next-token head");
+          }
+          out.log_probs.push_back(static_cast<float>(log_prob(logits, id)));
+        }
+        return core::Status::Ok();
+      });
 }
 
 EmbedArgs Transformer::source_args(const EmbedArgs& a) const {
@@ -341,38 +381,23 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
     t.head_maps_heads.clear();
   }
   const int k = o.top_k.value_or(opt_.top_k);
-  if (m_.head.next_token && k > 0) {
-    const auto d = static_cast<std::size_t>(m_.d_model);
-    const std::span<const float> h(out.main.output.data() + static_cast<std::size_t>(out.main.n_real - 1) * d, d);
-    out.next = top_k(lm_logits(ea, vocab, h), k, ea, vocab);
+  if (o.log_probs && !m_.head.next_token) {
+    return core::invalid_error(kOpRun, "logProbs",
+                               "logProbs needs a next-token head (a language model or an encoder-decoder); this "
+                               "model has none");
   }
-  if (o.lens) logit_lens(ea, vocab, *o.lens, out.main);
+  // next, the lens and logProbs: one pass over a streamed head's table (per batch of rows: heads.h)
+  ATTN_TRY(run_heads(ea, vocab, o, k, out));
   if (o.lens && !keep_outputs) {
     for (LayerTrace& t : out.main.layers) {
       if (!t.full) std::vector<float>().swap(t.output);
     }
   }
-  if (o.log_probs) {
-    if (!m_.head.next_token) {
-      return core::invalid_error(kOpRun, "logProbs",
-                                 "logProbs needs a next-token head (a language model or an encoder-decoder); this "
-                                 "model has none");
-    }
-    const auto d = static_cast<std::size_t>(m_.d_model);
-    const SideTrace& s = out.main;
-    out.log_probs.reserve(static_cast<std::size_t>(std::max(s.n_real - 1, 0)));
-    for (int i = 0; i + 1 < s.n_real; ++i) {
-      const std::span<const float> h(s.output.data() + static_cast<std::size_t>(i) * d, d);
-      const std::vector<double> logits = lm_logits(ea, vocab, h);
-      const std::int32_t id = s.ids[static_cast<std::size_t>(i) + 1];
-      if (id < 0 || static_cast<std::size_t>(id) >= logits.size()) {
-        return core::invalid_error(kOpRun, "logProbs", "logProbs: token " + std::to_string(i + 1) +
-                                                          " has no row in the next-token head");
-      }
-      out.log_probs.push_back(static_cast<float>(log_prob(logits, id)));
-    }
+  if (m_.head.mlm) {
+    auto masks = mask_predictions(ea, out.main, k);
+    if (!masks.ok()) return masks.status();
+    out.masks = std::move(masks).value();
   }
-  if (m_.head.mlm) out.masks = mask_predictions(ea, out.main, k);
   if (o.positional_rows > 0) {
     auto pe = positional_rows(ea, o.positional_rows);
     if (!pe.ok()) return pe.status();

@@ -113,8 +113,9 @@ class Transformer {
   Transformer(ModelDescription m, TextEncoder enc, Parameters params, ModelOptions opt);
   void bind_weights();
   EmbedArgs embed_args(const char* op) const;
-  // Run option lens: every layer's lens_* of the main side (trace.h).
-  void logit_lens(const EmbedArgs& ea, const RunVocab& vocab, int k, SideTrace& side) const;
+  // What run reads through the next-token head: next (top k), the lens (run option lens: every layer's lens_* of
+  // the main side, trace.h) and logProbs, in one lm_logits_rows call (a streamed head reads its table once for all).
+  core::Status run_heads(const EmbedArgs& ea, const RunVocab& vocab, const RunOptions& o, int k, RunTrace& out) const;
   core::Result<RunTrace> run_impl(std::string_view source, std::string_view target, bool two_sided,
                                   const RunOptions& o, const std::vector<std::int32_t>* target_ids = nullptr) const;
   // The source side's embedding arguments (EmbeddingSpec::per_side: its own positions and norm).

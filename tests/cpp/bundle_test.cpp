@@ -80,7 +80,7 @@ std::vector<float> last_logits(const model::Transformer& t, const model::RunTrac
   model::RunVocab vocab;
   const auto d = static_cast<std::size_t>(r.d_model);
   const std::span<const float> h(r.main.output.data() + static_cast<std::size_t>(r.main.n_real - 1) * d, d);
-  const std::vector<double> logits = model::lm_logits(a, vocab, h);
+  const std::vector<double> logits = model::lm_logits(a, vocab, h).value();
   return std::vector<float>(logits.begin(), logits.end());
 }
 
@@ -166,7 +166,7 @@ TEST_CASE("load_bundled_transformer: the language models' held-out loss equals P
         model::RunVocab vocab;
         for (int i = 0; i + 1 < side.n; ++i) {
           const std::vector<double> logits = model::lm_logits(
-              a, vocab, std::span<const float>(side.output.data() + static_cast<std::size_t>(i) * d, d));
+              a, vocab, std::span<const float>(side.output.data() + static_cast<std::size_t>(i) * d, d)).value();
           double max = logits[0];
           for (const double x : logits) max = std::max(max, x);
           double sum = 0.0;

@@ -1,9 +1,12 @@
 // pretrained-stream.test.js: loadPretrained's streamWeights (README "Streamed weights"; src/model/layer_stream.h)
-// through the public package. The decoder layers stay in the file and are read before each layer's forward; run
-// (every layer's attention and output, output, next), the tiled path (heads list + summaries) and generate are
-// BIT-IDENTICAL to the same checkpoint held resident, with the weights given as bytes or (Node) as a file path,
-// float32 and BF16, one and two layers, a single file and two shards in reverse order. A file that changes size is
-// an Error naming run and the file, and the model works again once the file is back; the wasm heap holds less.
+// through the public package. The decoder layers and the token tables stay in the file: each layer is read before
+// its forward, the embedding rows of a run's ids before the first, and the head's table in pieces after the last.
+// run (every layer's attention and output, output, next, the logit lens, logProbs), the tiled path (heads list +
+// summaries) and generate are BIT-IDENTICAL to the same checkpoint held resident, with the weights given as bytes or
+// (Node) as a file path, float32, F16 and BF16, tied and untied heads (Gemma's scaled rows too), one and two layers,
+// a single file and two shards in reverse order. A file that changes size is an Error naming run, the file and the
+// tensor, and the model works again once the file is back; the wasm heap holds neither the other layers nor the
+// tables. (The reads themselves are counted by attnscope_test_stream.)
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
@@ -39,10 +42,18 @@ function sameRuns(resident, streamed, input, options, what) {
   same(a.output, b.output, `${what} output`);
   assert.deepEqual(Array.from(b.next.ids), Array.from(a.next.ids));
   same(a.next.probs, b.next.probs, `${what} next.probs`);
+  a.layers.forEach((l, i) => {
+    if (!l.lens) return;
+    same(l.lens.ids, b.layers[i].lens.ids, `${what} layer ${i} lens ids`);
+    same(l.lens.probs, b.layers[i].lens.probs, `${what} layer ${i} lens probs`);
+  });
+  if (a.logProbs) same(a.logProbs, b.logProbs, `${what} logProbs`);
 }
 
-test('streamWeights: run, tiled summaries and generate equal the resident model bit for bit', async () => {
-  for (const name of ['llama-f32-untied-gqa-llama3', 'llama-bf16-tied-mqa-headdim-linear-v5', 'qwen3-bf16-qknorm-headdim']) {
+test('streamWeights: run, lens, logProbs, tiled summaries and generate equal the resident model bit for bit', async () => {
+  // untied: Llama F32, Mistral F16; tied: Llama BF16, Qwen3 BF16, Gemma 3 BF16 (rows scaled by sqrt(d))
+  for (const name of ['llama-f32-untied-gqa-llama3', 'llama-bf16-tied-mqa-headdim-linear-v5', 'qwen3-bf16-qknorm-headdim',
+    'mistral-f16-window-dynamic', 'gemma3-bf16-local-rope']) {
     const config = JSON.parse(text(`${name}/config.json`));
     const tokenizer = text(`${name}/tokenizer.json`);
     const bytes = readFileSync(path(`${name}/model.safetensors`));
@@ -58,6 +69,7 @@ test('streamWeights: run, tiled summaries and generate equal the resident model 
           for (const input of ['Hello world', 'The cat sat on the mat.']) {
             sameRuns(resident, streamed, input, undefined, what);
             sameRuns(resident, streamed, input, { heads: [{ layer: 0, head: 1 }, { layer: layers - 1, head: 0 }], summaries: true }, `${what} tiled`);
+            sameRuns(resident, streamed, input, { trace: 'none', lens: 3, logProbs: true }, `${what} lens`);
             assert.deepEqual(streamed.generate(input, { maxNewTokens: 4 }), resident.generate(input, { maxNewTokens: 4 }));
           }
         } finally {
@@ -81,29 +93,38 @@ test('streamWeights: two shards given as paths in reverse order equal the single
   resident.delete();
 });
 
-test('streamWeights: the layers stay out of the wasm heap', async () => {
-  // a 4-layer Llama of hidden 256, FFN 768, BF16 (tests/js/support/llama.mjs): each layer is 1,311,744 bytes
-  const config = { ...JSON.parse(text('llama-bf16-tied-mqa-headdim-linear-v5/config.json')), hidden_size: 256, intermediate_size: 768,
-    num_hidden_layers: 4, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 64 };
-  const weights = llamaCheckpoint(config);
-  const options = { config, weights, tokenizer: text('llama-bf16-tied-mqa-headdim-linear-v5/tokenizer.json') };
-  const held = async (streamWeights) => {
-    const before = as.memoryStats().allocated;
-    const model = await as.loadPretrained({ ...options, streamWeights });
-    const after = as.memoryStats().allocated;
-    const out = model.run('Hello').output;
-    model.delete();
-    return { bytes: after - before, out };
-  };
-  const resident = await held(false);
-  const streamed = await held(true);
-  same(resident.out, streamed.out, 'mid-size model');
-  // layers 1..3 are not held (BF16 matrices 2 bytes a value, the two norms widened to 4); the stream holds its 8 MiB
-  // read piece and a few KB of where-is-what
-  const d = 256, f = 768, q = 4 * 64, kv = 2 * 64;
-  const layer = 2 * (q * d + 2 * kv * d + d * q + 3 * f * d) + 4 * 2 * d;
-  const saved = resident.bytes - (streamed.bytes - (8 << 20));
-  assert.ok(saved > 3 * layer - 16384 && saved <= 3 * layer, `resident ${resident.bytes}, streamed ${streamed.bytes}: saved ${saved}, 3 layers ${3 * layer}`);
+test('streamWeights: the layers and the token tables stay out of the wasm heap', async () => {
+  // a 4-layer Llama of hidden 256, FFN 768, BF16 (tests/js/support/llama.mjs): each layer is 1,311,744 bytes; a
+  // vocabulary of 32,000 rows makes the table 16,384,000 bytes (the fixture's tokenizer has 258 of them). Tied, and
+  // untied (lm_head.weight as large again; the stream then also holds a transposed piece, 8 MiB)
+  for (const tied of [true, false]) {
+    const config = { ...JSON.parse(text('llama-bf16-tied-mqa-headdim-linear-v5/config.json')), hidden_size: 256, intermediate_size: 768,
+      num_hidden_layers: 4, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 64, vocab_size: 32000, tie_word_embeddings: tied };
+    const weights = llamaCheckpoint(config);
+    const options = { config, weights, tokenizer: text('llama-bf16-tied-mqa-headdim-linear-v5/tokenizer.json') };
+    const held = async (streamWeights) => {
+      const before = as.memoryStats().allocated;
+      const model = await as.loadPretrained({ ...options, streamWeights });
+      const after = as.memoryStats().allocated;
+      const r = model.run('Hello', { lens: 2, logProbs: true });
+      model.delete();
+      return { bytes: after - before, r };
+    };
+    const resident = await held(false);
+    const streamed = await held(true);
+    same(resident.r.output, streamed.r.output, 'mid-size model');
+    same(resident.r.next.probs, streamed.r.next.probs, 'mid-size model next.probs');
+    same(resident.r.logProbs, streamed.r.logProbs, 'mid-size model logProbs');
+    resident.r.layers.forEach((l, i) => same(l.lens.probs, streamed.r.layers[i].lens.probs, `mid-size model lens ${i}`));
+    // layers 1..3 and the tables are not held (BF16 matrices 2 bytes a value, the two norms widened to 4); the stream
+    // holds its 8 MiB read piece (and, untied, the transposed piece) and a few KB of where-is-what
+    const d = 256, f = 768, q = 4 * 64, kv = 2 * 64;
+    const layer = 2 * (q * d + 2 * kv * d + d * q + 3 * f * d) + 4 * 2 * d;
+    const tables = (tied ? 1 : 2) * 2 * 32000 * d;
+    const saved = resident.bytes - (streamed.bytes - (tied ? 1 : 2) * (8 << 20));
+    const want = 3 * layer + tables;
+    assert.ok(saved > want - 16384 && saved <= want, `tied ${tied}: resident ${resident.bytes}, streamed ${streamed.bytes}: saved ${saved}, 3 layers and the tables ${want}`);
+  }
 });
 
 test('streamWeights: a file that changes size is an Error naming run and the file; the model works again after', async () => {
@@ -117,10 +138,11 @@ test('streamWeights: a file that changes size is an Error naming run and the fil
     const good = model.run('Hello');
     truncateSync(file, original.length - 10);
     assert.throws(() => model.run('Hello'), (e) => {
-      assert.match(e.message, /^run: weights: reading layer 0 \(tensor "model\.layers\.0\.[a-z_.]+", bytes \d+ to \d+ of weights\) failed: the file '.*model\.safetensors' changed size \(\d+ bytes when loaded, \d+ now\)$/);
+      // the run's first read: the embedding rows of its ids
+      assert.match(e.message, /^run: weights: reading the embedding table \(tensor "model\.embed_tokens\.weight", bytes \d+ to \d+ of weights\) failed: the file '.*model\.safetensors' changed size \(\d+ bytes when loaded, \d+ now\)$/);
       return true;
     });
-    assert.throws(() => model.generate('Hello', { maxNewTokens: 2 }), (e) => e.message.startsWith('generate: weights: reading layer 0 '));
+    assert.throws(() => model.generate('Hello', { maxNewTokens: 2 }), (e) => e.message.startsWith('generate: weights: reading the embedding table (tensor "model.embed_tokens.weight"'));
     writeFileSync(file, original);
     same(good.output, model.run('Hello').output, 'after the file came back');
     model.delete();
