@@ -88,7 +88,8 @@ export class Pipeline {
     else if (t.merges) tokenizer = { vocab: await readText(t.vocab), merges: await readText(t.merges) };
     else tokenizer = { vocab: await readText(t.vocab), lowercase: await lowercaseOf(t.tokenizerConfig) };
     const extra = files.generationConfig ? { generationConfig: await readText(files.generationConfig) } : {};
-    const streamed = streamChoice(config, files.weights); // above the budget: the layers stay in the file
+    // above the budget, a model_type the module streams (as.streamableModelTypes): the layers stay in the file
+    const streamed = streamChoice(config, files.weights, { types: this.as.streamableModelTypes });
     if (streamed.stream) extra.streamWeights = true;
     let model;
     try {
