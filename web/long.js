@@ -28,7 +28,7 @@ export const looksShort = (bytes, ratio, max) => ratio > 0 && bytes / ratio < 0.
 
 /**
  * Bytes of the [H, n, n] maps a usual run of a model of `numLayers` × `numHeads` (query heads) gives at n tokens:
- * every layer's weights (trace 'weights') and the shown layer's scores and weights again (run option `full`), float32.
+ * every layer's weights (trace 'weights') and the shown layer's dots and scores as well (run option `full`), float32.
  * They are made in the wasm heap (which keeps its size), moved to the page, and what the views derive from them
  * scales with them (the words-merged copy of every map, a filtered copy of the shown layer, L + 2 [n, n] aggregates).
  */
