@@ -5,7 +5,8 @@
 // garbage collection of the worker and the page) prints the renderer's resident memory from /proc/<pid>/smaps
 // grouped by mapping (the wasm memory's reservation, V8's pointer cage, other anonymous mappings by size), the
 // canvases the page holds and the JS heaps (CDP). Chromium runs with --js-flags=--expose-gc so that gc() can be
-// called in the worker. Usage: node bench/page_memory.mjs --keep /tmp/1b --layers 4 [--tokens 2048]
+// called in the worker. Usage: node bench/page_memory.mjs --keep /tmp/1b --layers 4 [--tokens 2048] (--tokens 512: the
+// step where the page's usual path held every layer's [32, 512, 512] maps; it says which path the page took)
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -117,8 +118,12 @@ try {
     const t1 = Date.now();
     await page.fill('#text', t);
     await page.waitForFunction((r) => window.__attnscope.runs > r && !document.documentElement.dataset.busy && document.documentElement.dataset.drawn, runs0, { timeout: 3600e3 });
-    const shown = await page.evaluate(() => ({ n: window.__attnscope.trace?.n, error: document.getElementById('error')?.textContent?.trim() || '' }));
-    console.log(`\n${label} in ${((Date.now() - t1) / 1e3).toFixed(0)} s: the page shows ${shown.n} tokens${shown.error ? `; error: ${shown.error}` : ''}`);
+    const shown = await page.evaluate(() => ({
+      n: window.__attnscope.trace?.n, long: window.__attnscope.trace?.long ?? null, error: document.getElementById('error')?.textContent?.trim() || '',
+    }));
+    // which path the page took (web/long.js usualMax): at 512 tokens and below, the long one once every map would pass its budget
+    const path = shown.long ? `the long path (summaries + the maps on screen; the usual one up to ${shown.long.limit ?? 512} tokens)` : 'the usual path (every layer\'s maps)';
+    console.log(`\n${label} in ${((Date.now() - t1) / 1e3).toFixed(0)} s: the page shows ${shown.n} tokens by ${path}${shown.error ? `; error: ${shown.error}` : ''}`);
     report(label);
     await heaps();
   }

@@ -245,10 +245,10 @@ function whenComplete(fn) {
 
 function wire() {
   for (const b of document.querySelectorAll('button[data-export]')) {
-    b.addEventListener('click', () => whenComplete(() => (data.trace?.long ? showError(data, t('long.noExport'))
+    b.addEventListener('click', () => whenComplete(() => (data.trace?.long ? showError(data, t('long.noExport', { limit: data.trace.long.limit }))
       : exportView(data.trace, data.traceState, state, b.dataset.export, b.dataset.format, b.dataset.attention ?? 'self'))));
   }
-  $('export').addEventListener('click', () => whenComplete(() => (data.trace?.long ? showError(data, t('long.noExport')) : exportTrace(data.trace, data.traceState))));
+  $('export').addEventListener('click', () => whenComplete(() => (data.trace?.long ? showError(data, t('long.noExport', { limit: data.trace.long.limit })) : exportTrace(data.trace, data.traceState))));
   $('copy-link').addEventListener('click', async () => {
     const b = $('copy-link');
     try {

@@ -5,8 +5,7 @@
 
 import { flowWork, qkWork } from './flow-work.js';
 import { inductionScores } from './induction.js';
-import { mayBeLong, looksShort } from './long.js';
-import { MAX_TOKENS } from './pipeline.js';
+import { mayBeLong, looksShort, usualMax } from './long.js';
 
 const loss = (lp) => (lp && lp.length ? -lp.reduce((s, x) => s + x, 0) / lp.length : null);
 
@@ -20,7 +19,8 @@ async function modelOf(pipeline, s) {
  * op 'lens' { k } → { tokens, numLayers, k, layers: [{ ids, probs, tokens }] }
  * op 'ablate' { heads } → { tokens, before: { next, loss }, after: { next, loss } }
  * op 'heads' { } → as.headScores of the text's attention: previous-token, duplicate-token and sink share per head,
- *   and induction (web/induction.js); for a text over MAX_TOKENS tokens only sinkShare and long: n
+ *   and induction (web/induction.js); for a text over the model's usual tokens (web/long.js usualMax) only
+ *   sinkShare, long: n and limit: that number
  * op 'sweep' { } → as.ablationSweep's result (metric loss)
  * op 'patch' { clean, corrupted, tokens, granularity } → as.patch's result
  * op 'flow' { layers, n } → { flow } (web/flow-work.js: from the page's weights, no model)
@@ -46,14 +46,16 @@ export async function insideWork(pipeline, s, op, args, onProgress, signal) {
   }
   if (op === 'heads') {
     // a long input (web/long.js): every head's full map would not fit (8 GB at 2,048 tokens through a 1B-shaped
-    // model), so only the sink share, from the run's per-head summaries; `long` says why the rest is absent. As the
-    // page's own run decides (pipeline.maybeLong): a text short by the model's last bytes per token needs no probe.
+    // model; above the page's budget for this model's size below 512), so only the sink share, from the run's
+    // per-head summaries; `long` says why the rest is absent. As the page's own run decides (pipeline.maybeLong): a
+    // text short by the model's last bytes per token needs no probe.
+    const max = usualMax(model.config);
     const bytes = new TextEncoder().encode(s.text).length;
-    if (mayBeLong(s.text, MAX_TOKENS) && !looksShort(bytes, pipeline.bytesPerToken?.get(model) ?? 0, MAX_TOKENS)) {
+    if (mayBeLong(s.text, max) && !looksShort(bytes, pipeline.bytesPerToken?.get(model) ?? 0, max)) {
       const probe = model.run(s.text, { trace: 'none', summaries: { topK: 1 } });
-      if (probe.n > MAX_TOKENS) {
+      if (probe.n > max) {
         const sinkShare = Float32Array.from(probe.layers.flatMap((l) => Array.from(l.attention.summary.sink)));
-        return { tokens: probe.tokens, numLayers: probe.layers.length, numHeads: sinkShare.length / probe.layers.length, sinkShare, long: probe.n };
+        return { tokens: probe.tokens, numLayers: probe.layers.length, numHeads: sinkShare.length / probe.layers.length, sinkShare, long: probe.n, limit: max };
       }
     }
     const r = model.run(s.text, { trace: 'weights' });

@@ -10,10 +10,8 @@
 // are feature-detected, since older builds of the module have neither.
 import { exampleEmbeddings, EXAMPLE_TOKENS } from './state.js';
 import { AttentionFiles } from './attnfile.js';
-import { longRun, mayBeLong, looksShort } from './long.js';
+import { longRun, mayBeLong, looksShort, usualMax, MAX_TOKENS } from './long.js';
 import { streamChoice } from './stream-weights.js';
-
-export const MAX_TOKENS = 512;
 
 async function fetchText(url) {
   const r = await fetch(url);
@@ -88,7 +86,8 @@ export class Pipeline {
     else if (t.merges) tokenizer = { vocab: await readText(t.vocab), merges: await readText(t.merges) };
     else tokenizer = { vocab: await readText(t.vocab), lowercase: await lowercaseOf(t.tokenizerConfig) };
     const extra = files.generationConfig ? { generationConfig: await readText(files.generationConfig) } : {};
-    const streamed = streamChoice(config, files.weights); // above the budget: the layers stay in the file
+    // above the budget, a model_type the module streams (as.streamableModelTypes): the layers stay in the file
+    const streamed = streamChoice(config, files.weights, { types: this.as.streamableModelTypes });
     if (streamed.stream) extra.streamWeights = true;
     let model;
     try {
@@ -248,25 +247,28 @@ export class Pipeline {
   }
 
   /**
-   * A decoder's text that may be over MAX_TOKENS (web/long.js): summaries and the heads on screen only; a short one
-   * the usual way. Texts of this model that looked short by its bytes per token are run the usual way first (no
-   * probe run), and long only if that says there are too many tokens (a RangeError: the count, or out of memory).
+   * A decoder's (or encoder's) text that may be over the usual path's tokens for this model (web/long.js usualMax:
+   * 512, fewer where every map would take more than the page holds): summaries and the heads on screen only; a
+   * short one the usual way. Texts of this model that looked short by its bytes per token are run the usual way
+   * first (no probe run), and long only if that says there are too many tokens (a RangeError: the count, or out of
+   * memory).
    */
   maybeLong(model, s, need) {
+    const max = usualMax(model.config);
     const bytes = new TextEncoder().encode(s.text).length;
     const done = (trace) => {
       this.bytesPerToken.set(model, bytes / Math.max(1, trace.n));
       return trace;
     };
-    if (!mayBeLong(s.text, MAX_TOKENS)) return done(this.traced(model, s, { text: s.text }, {}, need));
-    if (!looksShort(bytes, this.bytesPerToken.get(model) ?? 0, MAX_TOKENS)) {
-      return done(longRun(model, s, MAX_TOKENS) ?? this.traced(model, s, { text: s.text }, {}, need));
+    if (!mayBeLong(s.text, max)) return done(this.traced(model, s, { text: s.text }, {}, need, max));
+    if (!looksShort(bytes, this.bytesPerToken.get(model) ?? 0, max)) {
+      return done(longRun(model, s, max) ?? this.traced(model, s, { text: s.text }, {}, need, max));
     }
     try {
-      return done(this.traced(model, s, { text: s.text }, {}, need));
+      return done(this.traced(model, s, { text: s.text }, {}, need, max));
     } catch (err) {
       if (!(err instanceof RangeError)) throw err;
-      const long = longRun(model, s, MAX_TOKENS);
+      const long = longRun(model, s, max);
       if (!long) throw err;
       return done(long);
     }
@@ -275,16 +277,16 @@ export class Pipeline {
   /**
    * One run asking for what is on screen: every layer's weights (need.all; the source side's layers as weights
    * only), the shown layer in full (need.full), the PE rows the positional view plots. `trace.complete` says
-   * whether it holds both.
+   * whether it holds both. More than `max` tokens is a RangeError (maybeLong then runs it the long way).
    */
-  traced(model, s, texts, pad, need = { all: true, full: true }) {
+  traced(model, s, texts, pad, need = { all: true, full: true }, max = MAX_TOKENS) {
     const c = model.config;
     const layers = c.architecture === 'encoder-decoder' ? c.numDecoderLayers : c.numLayers;
     const options = { trace: need.all ? 'weights' : 'none', full: need.full ? [Math.max(0, Math.min(s.layer, layers - 1))] : [], ...pad };
     if (c.positional === 'sinusoidal') options.positionalTable = s.pePositions;
     const pair = texts.targetIds ? { source: texts.source, targetIds: texts.targetIds } : { source: texts.source, target: texts.target };
     const trace = model.run(texts.text ?? pair, options);
-    if (trace.n > MAX_TOKENS) throw new RangeError(`the input has ${trace.n} tokens; the page shows at most ${MAX_TOKENS}`);
+    if (trace.n > max) throw new RangeError(`the input has ${trace.n} tokens; the page shows at most ${max}`);
     // an encoder–decoder's source is drawn too (encoder grid, cross-attention columns)
     if (trace.source?.n > MAX_TOKENS) throw new RangeError(`the source has ${trace.source.n} tokens; the page shows at most ${MAX_TOKENS}`);
     trace.eps = c.eps;

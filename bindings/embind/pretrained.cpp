@@ -205,6 +205,10 @@ class CheckpointHandle {
   Summary summary_;
 };
 
+// as.streamableModelTypes: the model_types whose layers streamWeights keeps in the file (the core's list,
+// model/hf_checkpoint.h decoder_model_types), for a caller deciding before it loads (web/stream-weights.js).
+emscripten::val streamable_model_types() { return strings_out(model::decoder_model_types()); }
+
 }  // namespace
 }  // namespace attnscope::bindings
 
@@ -220,4 +224,5 @@ EMSCRIPTEN_BINDINGS(attnscope_pretrained) {
       .function("feed", &CheckpointHandle::feed)
       .function("residentRanges", &CheckpointHandle::resident_ranges)
       .function("finishInto", &CheckpointHandle::finish_into);
+  emscripten::function("streamableModelTypes", &attnscope::bindings::streamable_model_types);
 }

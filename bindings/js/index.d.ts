@@ -825,6 +825,13 @@ export interface AttnScope {
   loadPretrained(options: PretrainedOptions): Promise<Model>;
 
   /**
+   * The config.model_type values whose layers `streamWeights` keeps in the file (the decoder-only families: 'llama',
+   * 'mistral', 'qwen2', …); any other is an Error naming streamWeights. From the core, a fresh array each time.
+   * @example as.streamableModelTypes.includes(JSON.parse(configText).model_type)
+   */
+  get streamableModelTypes(): string[];
+
+  /**
    * Loads a Hugging Face tokenizer.json (text or parsed object) on its own: GPT-2/BERT files, SentencePiece-style
    * BPE with byte fallback (Llama 2, TinyLlama, Mistral, Gemma) and byte-level BPE with a Split regex (Llama 3,
    * Qwen2/3). A component or Split pattern attnscope does not implement throws an Error naming it. Also SentencePiece

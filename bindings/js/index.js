@@ -336,6 +336,12 @@ class AttnScope {
   loadPretrained(options) { return loadPretrained(this.#m, options); }
 
   /**
+   * The config.model_type values whose layers loadPretrained's streamWeights keeps in the file (the decoder-only
+   * families; any other is an Error naming streamWeights), from the core that decides it: a fresh array each time.
+   */
+  get streamableModelTypes() { return this.#m.streamableModelTypes(); }
+
+  /**
    * Loads a Hugging Face tokenizer.json on its own (text or parsed object): `encode(text, { addSpecialTokens })`
    * gives the ids Hugging Face's tokenizers library gives; free it with delete().
    */

@@ -297,9 +297,11 @@ void HfCheckpointLoader::split_tables(std::set<std::string>& elsewhere) {
 core::Status HfCheckpointLoader::split_layers(std::set<std::string>& elsewhere) {
   const ModelDescription& m = cfg_.description;
   if (cfg_.family != HfFamily::kDecoder) {
+    std::string types;  // the list as describe_decoder_hf has it (hf_decoder_config.cpp), not a copy
+    for (const std::string& t : decoder_model_types()) types += (types.empty() ? "" : ", ") + t;
     return core::invalid_error(op_, "streamWeights",
-                               "streamWeights: only decoder-only checkpoints (llama, mistral, qwen2, qwen3, gemma, "
-                               "gemma2, gemma3_text, phi3) stream their layers; this is a " + model_type() +
+                               "streamWeights: only decoder-only checkpoints (" + types +
+                                   ") stream their layers; this is a " + model_type() +
                                    " checkpoint (load it without streamWeights)");
   }
   stream_layers_.assign(m.main.blocks.size(), {});

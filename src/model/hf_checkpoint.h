@@ -70,6 +70,10 @@ core::Result<HfConfig> describe_decoder_hf(const HfFields& f, const std::string&
 core::Result<std::vector<std::int64_t>> generation_config_end_ids(std::string_view json_text, const char* op);
 // Whether describe_decoder_hf reads this model_type.
 bool is_decoder_model_type(std::string_view model_type);
+// Those model_types, in the order describe_decoder_hf lists them: the checkpoints whose layers loadPretrained's
+// streamWeights keeps in the file (HfCheckpointLoader::begin_shards' stream refuses every other family). JS:
+// as.streamableModelTypes, which the page asks before it streams (web/stream-weights.js).
+std::vector<std::string> decoder_model_types();
 // The encoder-decoder checkpoints' config.json (hf_seq2seq_config.cpp): t5, mt5, bart, mbart, marian.
 core::Result<HfConfig> describe_seq2seq_hf(const HfFields& f, const std::string& model_type, const char* op);
 bool is_seq2seq_model_type(std::string_view model_type);

@@ -142,6 +142,12 @@ core::Result<std::vector<std::int64_t>> generation_config_end_ids(std::string_vi
 
 bool is_decoder_model_type(std::string_view model_type) { return family_of(model_type) != nullptr; }
 
+std::vector<std::string> decoder_model_types() {
+  std::vector<std::string> out;
+  for (const Family& f : kFamilies) out.emplace_back(f.type);
+  return out;
+}
+
 core::Result<HfConfig> describe_decoder_hf(const HfFields& f, const std::string& model_type, const char* op) {
   const Family* fam = family_of(model_type);
   if (fam == nullptr) return core::invalid_error(op, "config", "config.model_type " + core::quote(model_type, '\'', 0) + " is not a decoder checkpoint");

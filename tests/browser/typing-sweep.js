@@ -48,7 +48,7 @@ const ANSWER_MS = 90000;
 const RESPONSE_MS = 15000; // the main thread's answer while the worker computes (below)
 // the main thread answers while the worker computes: checked as 'not frozen' (within RESPONSE_MS), not as a speed;
 // its slowest answer is printed (speed belongs to npm run bench:page)
-const PAGE_LIMIT = 512; // web/pipeline.js MAX_TOKENS: the page's own limit, below the module's maxTokens
+const PAGE_LIMIT = 512; // web/long.js MAX_TOKENS: the page's own limit, below the module's maxTokens
 
 // ---- seeded strings
 

@@ -9,7 +9,7 @@
 // tables. (The reads themselves are counted by attnscope_test_stream.)
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -172,4 +172,28 @@ test('streamWeights: argument errors name the option', async () => {
   const ok = await as.loadPretrained({ ...options, streamWeights: true });
   assert.equal(ok.run('ok').ids.length > 0, true);
   ok.delete();
+});
+
+test('as.streamableModelTypes: exactly the model_types that stream (every modern fixture loads streamed; BERT and the encoder–decoders are refused)', async () => {
+  const types = as.streamableModelTypes;
+  assert.ok(Array.isArray(types) && types.every((t) => typeof t === 'string'));
+  types.push('changed');
+  assert.ok(!as.streamableModelTypes.includes('changed'), 'a fresh array each time');
+  // the fixtures Hugging Face wrote (tests/fixtures/modern/generate_models.py): one folder or more per decoder family
+  const modern = readdirSync(DIR).filter((d) => existsSync(new URL(`${d}/config.json`, DIR)));
+  const fixtureTypes = [...new Set(modern.map((d) => JSON.parse(text(`${d}/config.json`)).model_type))].sort();
+  assert.deepEqual([...as.streamableModelTypes].sort(), fixtureTypes);
+  for (const d of modern) {
+    const m = await as.loadPretrained({ config: text(`${d}/config.json`), weights: path(`${d}/model.safetensors`), tokenizer: text(`${d}/tokenizer.json`), streamWeights: true });
+    assert.equal(m.config.checkpoint.streamed, true, d);
+    m.delete();
+  }
+  for (const dir of ['hf/bert-model-f32/', 'encdec/t5-f32-relu-untied/', 'encdec/bart-f16/', 'encdec/marian-f32/']) {
+    const at = new URL(`../fixtures/${dir}`, import.meta.url);
+    const config = readFileSync(new URL('config.json', at), 'utf8');
+    assert.ok(!as.streamableModelTypes.includes(JSON.parse(config).model_type), dir);
+    const tokenizer = readFileSync(new URL('tokenizer.json', at), 'utf8');
+    await assert.rejects(as.loadPretrained({ config, weights: readFileSync(new URL('model.safetensors', at)), tokenizer, streamWeights: true }),
+      (e) => /^loadPretrained: streamWeights: only decoder-only checkpoints \(/.test(e.message), dir);
+  }
 });

@@ -202,7 +202,8 @@ register('en', {
   'bigmap.in': 'Zoom in',
   'bigmap.out': 'Zoom out',
   'bigmap.reset': 'Whole map',
-  'long.note': 'This input has {n} tokens: the module computed per-head summaries for every layer and the full maps of the heads shown here only, so nothing holds every layer × head map at once. Choose at most {max} heads. The controls above (show, hide weights below, top-k, words, sink) apply to inputs of up to 512 tokens.',
+  'long.note': 'This input has {n} tokens: the module computed per-head summaries for every layer and the full maps of the heads shown here only, so nothing holds every layer × head map at once. Choose at most {max} heads. The controls above (show, hide weights below, top-k, words, sink) apply to inputs of up to {limit} tokens with this model.',
+  'long.size': 'At {n} tokens this model\'s every map ({layers} layers × {heads} heads, and the shown layer\'s scores) would take {mb} MB at once, more than the page holds ({budget} MB, what GPT-2 and BERT take at 512 tokens): above {limit} tokens it takes this path.',
   'long.mapTitle': 'Layer {l} · head H{h}',
   'long.computing': 'Computing the map of head H{h}…',
   'long.linesTitle': 'Top {k} keys of each of the {n} tokens, head H{h} (from the module\'s per-head summaries; the selected token in red)',
@@ -222,13 +223,13 @@ register('en', {
   'pair.prevScore': 'previous token {score}',
   'pair.prevHeads': '{name}: previous-token heads',
   'pair.diff': '{a} − {b}',
-  'long.noExport': 'Exports hold every layer × head map, which a text of more than 512 tokens does not keep (the page computes summaries and the maps on screen only): shorten the text to export.',
+  'long.noExport': 'Exports hold every layer × head map, which the page keeps for at most {limit} tokens with this model (above, it computes summaries and the maps on screen only): shorten the text to export.',
   // --- h27p ---
   "inside.reverse": "Digit-reversal example (reverse)",
   "inside.reverseNote": "Digit-reversal example: the bundled reverse model writing the first digit of “3 9 1 4 7>” vs “3 9 1 4 2>”, metric logit(7) − logit(2). Per layer × position the whole effect sits at the changed digit in every layer; per head, layer 2's heads 0 and 3, which look straight at the digit to copy, restore it (0.59 and 0.22).",
   "long.thumbs": "Thumbnails: each pixel is the largest of the top {k} weights of its {s} rows that fall in its {s} columns (the rows' strongest links; the full maps are computed only for the heads opened above).",
   // --- coordinator: head detectors on long inputs ---
-  "inside.detectorsLong": "This text has {n} tokens: the previous-token, duplicate-token and induction scores need every head's full map, which the page computes up to 512 tokens. The sink share below comes from the run's per-head summaries.",
+  "inside.detectorsLong": "This text has {n} tokens: the previous-token, duplicate-token and induction scores need every head's full map, which the page computes up to {limit} tokens with this model. The sink share below comes from the run's per-head summaries.",
   // --- h29l: an attention file too big to hold, streamed head by head ---
   'h29l.reading': 'Reading the file head by head for {what}…',
   'h29l.rolloutTo': 'rollout to layer {l}',

@@ -63,7 +63,7 @@ export function createHeadTint({ compute, state }) {
       if (asked !== want) return; // a newer trace came meanwhile
       scores = value;
       serial = asked;
-      status.textContent = value.long && select.value !== 'sink' ? t('inside.detectorsLong', { n: value.long })
+      status.textContent = value.long && select.value !== 'sink' ? t('inside.detectorsLong', { n: value.long, limit: value.limit })
         : select.value === 'induction' && !value.induction ? t('inside.failed', { message: value.inductionError }) : '';
     } catch (e) {
       status.textContent = t('inside.failed', { message: e.message });

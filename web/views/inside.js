@@ -107,7 +107,7 @@ export function detectorsTable(d, sort, onSort) {
     h('td', { text: String(Math.floor(i / d.numHeads)) }), h('td', { text: String(i % d.numHeads) }),
     ...cols.map(([key]) => cell(colors.weights, d[key][i], 0, 1, d[key][i].toFixed(3), `${d[key][i]}`, { score: key, value: d[key][i] }))));
   return h('div', { class: 'inside-scroll', tabindex: 0, role: 'region', 'aria-label': t('inside.detectorsCaption') },
-    d.long ? h('p', { class: 'note', dataset: { name: 'detectors-long' }, text: t('inside.detectorsLong', { n: d.long }) }) : null,
+    d.long ? h('p', { class: 'note', dataset: { name: 'detectors-long' }, text: t('inside.detectorsLong', { n: d.long, limit: d.limit }) }) : null,
     h('table', { class: 'inside-table', dataset: { name: 'detectors' } }, h('caption', { text: t('inside.detectorsCaption') }),
       h('thead', {}, head), h('tbody', {}, ...rows)));
 }

@@ -9,6 +9,18 @@ import * as colors from '../colors.js';
 import { t } from '../i18n.js';
 import { bigHeatmap } from './bigmap.js';
 import { headChips } from './lines.js';
+import { MAX_TOKENS, USUAL_BUDGET, usualBytes } from '../long.js';
+
+const MB = (b) => String(Math.round(b / 1e6));
+
+/** Why a trace of at most MAX_TOKENS tokens is long: its every map would pass the page's budget (web/long.js). */
+function sizeNote(trace) {
+  if (trace.n > MAX_TOKENS || !trace.config) return null;
+  const { numLayers, numHeads } = trace.config;
+  return h('p', { class: 'note', dataset: { name: 'long-size' }, text: t('long.size', {
+    n: trace.n, layers: numLayers, heads: numHeads, mb: MB(usualBytes(trace.config, trace.n)), budget: MB(USUAL_BUDGET), limit: trace.long.limit,
+  }) });
+}
 
 /** The top-k links of head `hd` of a layer's summary: { ids, weights, k, rows } (rows = nReal). */
 export function topLinks(summary, hd) {
@@ -104,7 +116,8 @@ export function longAttentionView(o) {
     tabs.append(b);
   }
   const view = h('div', { class: 'view-body long-view' },
-    h('p', { class: 'note', dataset: { name: 'long-note' }, text: t('long.note', { n, max: o.max }) }),
+    h('p', { class: 'note', dataset: { name: 'long-note' }, text: t('long.note', { n, max: o.max, limit: trace.long.limit }) }),
+    sizeNote(trace),
     h('div', { class: 'attn-controls' }, tabs, H > 1 ? headChips({ numHeads: H, selected: o.heads, onChange: (next) => o.onHeads(atMost(next, o.heads, o.max)) }) : null));
   for (const hd of o.heads) {
     const map = trace.heads.find((x) => x.layer === o.layer && x.head === hd);

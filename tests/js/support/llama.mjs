@@ -1,4 +1,5 @@
-import { layout } from './safetensors.mjs';
+import { closeSync, ftruncateSync, openSync, writeSync } from 'node:fs';
+import { headerBytes, headerOf, layout } from './safetensors.mjs';
 
 // The tensors of a Hugging Face Llama checkpoint (LlamaForCausalLM's state dict) for a config.json object, as
 // [name, shape] in one order: embedding, final norm, lm_head when the head is untied, then each layer's norms,
@@ -42,4 +43,27 @@ export function llamaCheckpoint(c, { dtype = 'BF16', seed = 7, scale = 0.04 } = 
     }
   }
   return file.bytes;
+}
+
+/**
+ * Writes to `path` a BF16 safetensors file of config `c`'s Llama tensors whose matrices are all zero and left as
+ * holes (a sparse file: a 1B-shaped checkpoint of GBs is written in milliseconds and takes no disk), norm weights 1.
+ * Returns its size in bytes. For tests of reading big files, not of numbers.
+ */
+export function sparseLlamaCheckpoint(path, c) {
+  const { header, offsets, size } = headerOf(llamaTensors(c).map(([name, shape]) => ({ name, dtype: 'BF16', shape })));
+  const head = headerBytes(header);
+  const fd = openSync(path, 'w');
+  try {
+    writeSync(fd, head, 0, head.length, 0);
+    for (const [name, shape] of llamaTensors(c)) {
+      if (shape.length !== 1) continue;
+      const ones = new Uint16Array(shape[0]).fill(0x3F80); // BF16 1.0
+      writeSync(fd, new Uint8Array(ones.buffer), 0, ones.byteLength, head.length + offsets.get(name)[0]);
+    }
+    ftruncateSync(fd, head.length + size);
+  } finally {
+    closeSync(fd);
+  }
+  return head.length + size;
 }

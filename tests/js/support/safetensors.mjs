@@ -38,6 +38,16 @@ export function split(bytes) {
  * data }.
  */
 export function layout(entries, metadata) {
+  const { header, offsets, size } = headerOf(entries, metadata);
+  const bytes = join(header, new Uint8Array(size));
+  return { bytes, data: bytes.subarray(bytes.length - size), offsets };
+}
+
+/**
+ * layout's header alone, for a file written piece by piece (a big one): { header, offsets: Map name → [begin, end)
+ * within the data section, size: the data section's bytes }.
+ */
+export function headerOf(entries, metadata) {
   const header = metadata ? { __metadata__: metadata } : {};
   const offsets = new Map();
   let at = 0;
@@ -49,6 +59,5 @@ export function layout(entries, metadata) {
     offsets.set(name, [at, at + bytes]);
     at += bytes;
   }
-  const bytes = join(header, new Uint8Array(at));
-  return { bytes, data: bytes.subarray(bytes.length - at), offsets };
+  return { header, offsets, size: at };
 }
