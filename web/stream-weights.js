@@ -5,9 +5,9 @@
 // browser tells it (navigator.deviceMemory, Chrome: a rounded figure in GB) and that is less — for the checkpoints
 // whose model_type the module says it streams (as.streamableModelTypes: the core's list of decoder families, not a
 // copy kept here), and only where a File can be read synchronously (FileReaderSync: a worker). The wasm heap then
-// holds one layer of a Llama-3.2-1B (2.47 GB of BF16) instead of 16; the renderer at 2,048 tokens measured 1,439 MiB
-// with 4 streamed layers once the reads stopped leaving garbage (README "Streamed weights"; 1,937 MB before), under
-// issue 28's 1.5 GB.
+// holds one layer of a Llama-3.2-1B (2.47 GB of BF16) and none of its 525 MB token table instead of everything; the
+// renderer at 2,048 tokens measured 847 MiB with all 16 layers streamed (README "Streamed weights"; 1,937 MB with 4
+// layers before the reads stopped leaving garbage and the table was streamed), under issue 28's 1.5 GB.
 
 export const STREAM_ABOVE = 1e9; // bytes of weights
 
