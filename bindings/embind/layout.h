@@ -26,9 +26,8 @@ inline void set_layout(emscripten::val& o, const model::ModelDescription& m) {
   using emscripten::val;
   if (m.main.blocks.empty()) return;
   const model::BlockSpec& b = m.main.blocks[0];
-  const int head_dim = b.attn.head_dim > 0 ? b.attn.head_dim : m.d_model / std::max(1, m.num_heads);
   o.set("numKeyValueHeads", val(b.attn.kv_heads > 0 ? b.attn.kv_heads : m.num_heads));
-  o.set("headDim", val(head_dim));
+  o.set("headDim", val(model::model_head_dim(m)));
   o.set("norm", val(norm_name(b.norm)));
   o.set("gated", val(b.ff.gated));
   o.set("activation", val(model::name_of(b.activation)));

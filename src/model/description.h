@@ -155,4 +155,22 @@ struct ModelDescription {
   bool target_bos = false;    // encoder-decoder: run()'s target side starts with the begin token (bundled models)
 };
 
+// Block l of the main stack: its heads and their width (a 'simple' layer is one head of d_model; a decoder checkpoint
+// may set head_dim, which need not be d_model / num_heads: Qwen3, Gemma 2 / 3).
+inline int heads_of(const ModelDescription& m, std::size_t l) {
+  return m.main.blocks[l].kind == BlockKind::kSimple ? 1 : m.num_heads;
+}
+inline int head_dim_of(const ModelDescription& m, std::size_t l) {
+  const BlockSpec& b = m.main.blocks[l];
+  if (b.kind == BlockKind::kSimple) return m.d_model;
+  return b.attn.head_dim > 0 ? b.attn.head_dim : m.d_model / m.num_heads;
+}
+// The model's head width as a run's trace and model.config report it: its first learned attention block's.
+inline int model_head_dim(const ModelDescription& m) {
+  for (std::size_t l = 0; l < m.main.blocks.size(); ++l) {
+    if (m.main.blocks[l].kind != BlockKind::kSimple) return head_dim_of(m, l);
+  }
+  return m.d_model / m.num_heads;
+}
+
 }  // namespace attnscope::model

@@ -18,16 +18,6 @@ namespace attnscope::model {
 
 namespace {
 
-// Block l's heads and their width (decoder checkpoints may set head_dim; a 'simple' layer is one head of d_model).
-int heads_of(const ModelDescription& m, std::size_t l) {
-  return m.main.blocks[l].kind == BlockKind::kSimple ? 1 : m.num_heads;
-}
-int head_dim_of(const ModelDescription& m, std::size_t l) {
-  const BlockSpec& b = m.main.blocks[l];
-  if (b.kind == BlockKind::kSimple) return m.d_model;
-  return b.attn.head_dim > 0 ? b.attn.head_dim : m.d_model / m.num_heads;
-}
-
 // Writes head h's columns of values [n, heads·hd] from src: hd numbers (every row) or n·hd (row i each).
 void put_head(std::vector<float>& values, int n, int inner, int h, int hd, std::span<const float> src) {
   const bool per_row = src.size() != static_cast<std::size_t>(hd);

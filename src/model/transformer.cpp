@@ -304,7 +304,7 @@ core::Result<RunTrace> Transformer::run_impl(std::string_view source, std::strin
   RunTrace out;
   out.d_model = m_.d_model;
   out.num_heads = m_.num_heads;
-  out.head_dim = m_.d_model / m_.num_heads;
+  out.head_dim = model_head_dim(m_);  // not d_model / num_heads: Qwen3 and Gemma set head_dim
   out.d_ff = m_.d_ff;
   const EmbedArgs ea = embed_args(kOpRun);
   RunVocab vocab;

@@ -37,6 +37,11 @@ test('loadPretrained: every decoder model_type matches the float64 reference', a
       for (const t of want.texts) {
         const r = model.run(t.text);
         assert.deepEqual(Array.from(r.ids), t.ids, `${name}: ids`);
+        // the head width config.json sets (Qwen3's and this Llama's head_dim differ from hidden / heads)
+        const cfg = JSON.parse(text(`${name}/config.json`));
+        const hd = cfg.head_dim ?? cfg.hidden_size / cfg.num_attention_heads;
+        assert.equal(r.headDim, hd, `${name}: trace headDim`);
+        assert.equal(model.config.headDim, hd, `${name}: config headDim`);
         assert.equal(r.layers.length, t.attentions.length);
         r.layers.forEach((L, i) => {
           attn = Math.max(attn, assertClose(L.attention.weights, t.attentions[i], { ...ATT, what: `${name} attentions[${i}]` }));
