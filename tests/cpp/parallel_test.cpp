@@ -6,9 +6,9 @@
 #include <catch.hpp>
 
 #include <atomic>
-#include <bit>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -37,6 +37,19 @@ struct Threads {
 };
 
 std::vector<double> widen(const std::vector<float>& v) { return {v.begin(), v.end()}; }
+
+// BF16 = the top 16 bits of a binary32 (truncated here: any pattern will do), and back (libc++ 13 has no bit_cast)
+std::uint16_t bf16_bits(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return static_cast<std::uint16_t>(u >> 16);
+}
+double bf16_value(std::uint16_t h) {
+  const std::uint32_t u = std::uint32_t{h} << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
 
 }  // namespace
 
@@ -213,7 +226,7 @@ TEST_CASE("linear: one row over a BF16 W splits columns in blocks of 16 and keep
     const auto x = random_vec(in, 24);
     const auto wf = random_vec(static_cast<std::size_t>(in) * out, 25);
     std::vector<std::uint16_t> bits(wf.size());
-    for (std::size_t i = 0; i < wf.size(); ++i) bits[i] = static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(wf[i]) >> 16);
+    for (std::size_t i = 0; i < wf.size(); ++i) bits[i] = bf16_bits(wf[i]);
     const core::WeightSpan w(bits.data(), bits.size(), core::WeightType::kBF16);
     const auto b = random_vec(out, 26);
     const auto y1 = attnscope::ops::linear(x, 1, in, w, out, b);
@@ -229,7 +242,7 @@ TEST_CASE("linear: one row over a BF16 W splits columns in blocks of 16 and keep
       double acc = b[static_cast<std::size_t>(j)];
       for (int p = 0; p < in; ++p) {
         const std::size_t at = static_cast<std::size_t>(p) * out + j;
-        acc += static_cast<double>(x[static_cast<std::size_t>(p)]) * std::bit_cast<float>(std::uint32_t{bits[at]} << 16);
+        acc += static_cast<double>(x[static_cast<std::size_t>(p)]) * bf16_value(bits[at]);
       }
       want[static_cast<std::size_t>(j)] = acc;
     }
