@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "attention/attention.h"
+#include "attention/tiled.h"
 #include "core/parallel.h"
 #include "ops/activations.h"
 #include "ops/linear.h"
@@ -332,4 +333,43 @@ TEST_CASE("multi_head_attention: threads over heads equal one thread, with and w
                                           d_model, p, {}, true);
     attnscope::test::check_close(one.value().output, want.output, 1e-4, 1e-3, "multi_head_attention output");
   }
+}
+
+TEST_CASE("tiled_attention: (head, query block) pieces over threads give the one-thread result, summaries too",
+          "[attention][parallel]") {
+  // 9 heads sharing 3 K/V heads (SmolLM2), 300 causal queries (5 blocks of 64, the last short), a window, padding
+  const int n = 300, heads = 9, kv = 3, hd = 64;
+  const auto q = random_vec(static_cast<std::size_t>(n) * heads * hd, 51);
+  const auto k = random_vec(static_cast<std::size_t>(n) * kv * hd, 52);
+  const auto v = random_vec(static_cast<std::size_t>(n) * kv * hd, 53);
+  const std::vector<std::uint8_t> keep = {1, 1, 0, 1, 1, 1, 1, 1, 1};  // head 2 ablated
+  at::TiledArgs a;
+  a.q = q;
+  a.k = k;
+  a.v = v;
+  a.nq = a.nk = n;
+  a.num_heads = heads;
+  a.kv_heads = kv;
+  a.head_dim = hd;
+  a.causal = true;
+  a.window = 200;
+  a.nk_real = 290;
+  a.head_keep = keep;
+  a.summaries = true;
+  a.summary_rows = 290;
+  a.top_k = 3;
+  const at::TiledOutput one = at::tiled_attention(a);
+  for (const int t : {2, 4}) {
+    const Threads threads(t);
+    const at::TiledOutput many = at::tiled_attention(a);
+    REQUIRE(many.concat == one.concat);
+    REQUIRE(many.summary.entropy == one.summary.entropy);
+    REQUIRE(many.summary.distance == one.summary.distance);
+    REQUIRE(many.summary.sink == one.summary.sink);
+    REQUIRE(many.summary.top_ids == one.summary.top_ids);
+    REQUIRE(many.summary.top_weights == one.summary.top_weights);
+  }
+  // the entropy of a summarised head is a mean over its rows of non-negative entropies; the ablated head's is 0
+  REQUIRE(one.summary.entropy[2] == 0.0f);
+  REQUIRE(one.summary.entropy[0] > 0.0f);
 }
