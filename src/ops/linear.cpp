@@ -64,11 +64,17 @@ double gemv_flops(core::ConstMatView x, core::MatView y, double bytes_per_weight
 }
 
 // Columns of a GEMV piece are whole blocks of kGemvCols (the SIMD GEMV's widest step, 16 columns, so that only the
-// last piece has a column tail): SmolLM2's 576 columns split 288 / 288 (blocks of 256 split them 256 / 320), its K/V
-// projections' 192 as 96 / 96 (one block of 256: no split). Each column is summed over k in the same order whatever
-// its piece, so results equal the one-thread ones bit for bit.
+// last piece has a column tail): SmolLM2's 576 columns split 288 / 288 (blocks of 256 split them 256 / 320). Each
+// column is summed over k in the same order whatever its piece, so results equal the one-thread ones bit for bit.
 constexpr std::int64_t kGemvCols = 16;
-constexpr std::int64_t kGemvGrain = 4;  // x 16 = at least 64 columns a piece
+// One piece a thread, as wide as it can be (gemv_grain): a piece reads a run of its columns from every row of W, and
+// the pool's 4 pieces a thread (runs of 128-512 bytes over 512-2,048 columns) decoded the 2-layer 1B shape at 13.7
+// tokens/s on 2 threads against 16.8 with one piece a thread (runs of 0.5-8 KB; 7 interleaved rounds of one build
+// with a switch, 2026-11-27). At least 64 columns a piece.
+std::int64_t gemv_grain(std::int64_t blocks, std::int64_t min_grain) {
+  return std::max<std::int64_t>(min_grain, blocks / core::thread_count());
+}
+constexpr std::int64_t kGemvGrain = 4;
 
 // One row times a half-width W [in, out]: the GEMV kernel over column blocks (the pool's pieces), each weight read
 // once.
@@ -77,7 +83,8 @@ void gemv_x16(core::ConstMatView x, const core::WeightSpan& w, std::span<const f
   const kernels::GemvHalfFn gemv = w.type == core::WeightType::kBF16 ? kt.gemv_bf16 : kt.gemv_f16;
   const std::uint16_t* bits = w.bits();
   const std::int64_t blocks = (y.cols + kGemvCols - 1) / kGemvCols;
-  core::parallel_for(blocks, kGemvGrain, gemv_flops(x, y, 2.0), [&](std::int64_t begin, std::int64_t end, int) {
+  core::parallel_for(blocks, gemv_grain(blocks, kGemvGrain), gemv_flops(x, y, 2.0),
+                     [&](std::int64_t begin, std::int64_t end, int) {
     const int j0 = static_cast<int>(begin * kGemvCols);
     const int j1 = static_cast<int>(std::min<std::int64_t>(end * kGemvCols, y.cols));
     gemv(x.cols, j1 - j0, x.data, bits + j0, y.cols, b.empty() ? nullptr : b.data() + j0, y.data + j0);
@@ -147,7 +154,8 @@ void linear_q8(core::ConstMatView x, const core::WeightSpan& w, std::span<const 
   }
   // one row: bound by reading W (gemv_flops: 36 bytes per 32 weights)
   const double work = x.rows == 1 ? gemv_flops(x, y, 36.0 / 32.0) : flops;
-  core::parallel_for(blocks, 1, work, [&](std::int64_t begin, std::int64_t end, int) {
+  const std::int64_t grain = x.rows == 1 ? gemv_grain(blocks, 1) : 1;
+  core::parallel_for(blocks, grain, work, [&](std::int64_t begin, std::int64_t end, int) {
     const int j0 = static_cast<int>(begin * 256);
     const int j1 = static_cast<int>(std::min<std::int64_t>(end * 256, y.cols));
     const std::int8_t* q = w.q8() + static_cast<std::ptrdiff_t>(j0) * kernels::kQ8Block;
@@ -203,7 +211,8 @@ void linear(core::ConstMatView x, const core::WeightSpan& wv, std::span<const fl
     // Column blocks go to the pool as the half-width GEMV's (gemv_x16).
     const auto n = static_cast<std::size_t>(y.cols);
     const std::int64_t blocks = (y.cols + kGemvCols - 1) / kGemvCols;
-    core::parallel_for(blocks, kGemvGrain, gemv_flops(x, y, 4.0), [&](std::int64_t begin, std::int64_t end, int) {
+    core::parallel_for(blocks, gemv_grain(blocks, kGemvGrain), gemv_flops(x, y, 4.0),
+                       [&](std::int64_t begin, std::int64_t end, int) {
       const auto j0 = static_cast<std::size_t>(begin * kGemvCols);
       const std::size_t j1 = std::min(static_cast<std::size_t>(end * kGemvCols), n);
       float* out = y.data;
