@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <numeric>
 
 #include "core/check.h"
 #include "core/parallel.h"
@@ -42,14 +43,21 @@ MhaOutput attend_projected(std::span<const float> q, std::span<const float> k, s
   const std::size_t n_scores = static_cast<std::size_t>(nq) * static_cast<std::size_t>(nk);
   MhaOutput out;
 
-  // Per-head weights [num_heads, nq, nk]; without need_weights one [nq, nk] buffer per pool chunk is
-  // reused by that chunk's heads.
+  // Per-head weights [num_heads, nq, nk]; without need_weights one [nq, nk] buffer per pool thread is reused by
+  // the pieces that thread runs.
   const bool all_heads = a.need_weights || a.keep_trace;
-  // Heads go to the thread pool (core/parallel.h) when there are enough of them and enough work: each
-  // head writes only its own weights, scores and concat columns, so the results do not depend on the
-  // split; with fewer heads than threads the heads run in turn and their GEMMs split instead.
+  // Heads go to the thread pool (core/parallel.h) when there are enough of them and enough work, cut into `parts`
+  // ranges of query rows (multiples of 4, the GEMM's row tile) so that the pieces divide evenly over the threads
+  // whatever the head count: 9 heads (SmolLM2) on 2 threads are 18 half-heads, 9 a thread, where whole heads gave
+  // one thread 5 and the other 4. Each piece writes only its own rows of its head's weights, scores and concat
+  // columns, and a row's scores, softmax and weights · V are the same computation in any piece (the GEMMs' rows
+  // are independent), so the results do not depend on the split. With fewer heads than threads the heads run in
+  // turn and their GEMMs split instead.
   const double head_flops = 2.0 * nq * nk * (2.0 * head_dim) + 5.0 * nq * nk;
-  const int chunks = num_heads >= core::thread_count() ? core::parallel_chunks(num_heads, 1, head_flops * num_heads) : 1;
+  const int threads = core::thread_count();
+  const int parts = num_heads >= threads && nq >= 8 * threads ? threads / std::gcd(num_heads, threads) : 1;
+  const std::int64_t pieces = static_cast<std::int64_t>(num_heads) * parts;
+  const int chunks = num_heads >= threads ? core::parallel_chunks(pieces, 1, head_flops * num_heads) : 1;
   std::vector<float> weights((all_heads ? static_cast<std::size_t>(num_heads) : static_cast<std::size_t>(chunks)) *
                              n_scores);
   if (a.keep_trace) out.scores.resize(static_cast<std::size_t>(num_heads) * n_scores);
@@ -58,49 +66,58 @@ MhaOutput attend_projected(std::span<const float> q, std::span<const float> k, s
   const float scale = static_cast<float>(a.scale > 0.0 ? a.scale : 1.0 / std::sqrt(static_cast<double>(head_dim)));
   const float softcap = static_cast<float>(a.softcap);
 
-  const auto attend_head = [&](int h, int chunk) {
+  // Query rows [r0, r1) of head h.
+  const auto attend_rows = [&](int h, int r0, int r1, int chunk) {
     // Head h is columns [h*head_dim, (h+1)*head_dim) of Q and concat, and of K, V kv head g = h / group
     // (repeat_kv): strided views, ld = inner or kv_inner (both d_model without grouping).
-    const int g = h / group;
-    const core::ConstMatView q_h{q.data() + h * head_dim, nq, head_dim, inner};
+    const int g = h / group, rows = r1 - r0;
+    const std::size_t row0 = static_cast<std::size_t>(r0), cells = static_cast<std::size_t>(rows) * nk;
+    const core::ConstMatView q_h{q.data() + row0 * inner + h * head_dim, rows, head_dim, inner};
     const core::ConstMatView k_h{k.data() + g * head_dim, nk, head_dim, kv_inner};
     const core::ConstMatView v_h{v.data() + g * head_dim, nk, head_dim, kv_inner};
-    const core::MatView concat_h{concat.data() + h * head_dim, nq, head_dim, inner};
-    float* weights_h = weights.data() + static_cast<std::size_t>(all_heads ? h : chunk) * n_scores;
-    const core::MatView att_h{weights_h, nq, nk, nk};
+    const core::MatView concat_h{concat.data() + row0 * inner + h * head_dim, rows, head_dim, inner};
+    const std::size_t at = static_cast<std::size_t>(h) * n_scores + row0 * nk;  // rows r0.. of head h in [H, nq, nk]
+    float* weights_h = weights.data() + static_cast<std::size_t>(all_heads ? h : chunk) * n_scores + row0 * nk;
+    const core::MatView att_h{weights_h, rows, nk, nk};
     // 2. scores = Q_h K_hᵀ (GEMM nt form), 3. times 1/sqrt(head_dim) (the GEMM's alpha)
     ops::matmul_nt(q_h, k_h, att_h, scale);
-    if (!ops::all_finite(std::span<const float>(weights_h, n_scores))) overflowed.store(true, std::memory_order_relaxed);
+    if (!ops::all_finite(std::span<const float>(weights_h, cells))) overflowed.store(true, std::memory_order_relaxed);
     // 3b. soft-capping (Gemma 2's attn_logit_softcapping): tanh(s / c) · c
     if (softcap > 0.0f) {
-      for (std::size_t i = 0; i < n_scores; ++i) weights_h[i] = softcap * std::tanh(weights_h[i] / softcap);
+      for (std::size_t i = 0; i < cells; ++i) weights_h[i] = softcap * std::tanh(weights_h[i] / softcap);
     }
     // 3c. an additive bias per head (T5's position_bias, T5Attention.forward: scores += position_bias)
     if (!a.score_bias.empty()) {
-      const float* b = a.score_bias.data() + static_cast<std::size_t>(h) * n_scores;
-      for (std::size_t i = 0; i < n_scores; ++i) weights_h[i] += b[i];
+      const float* b = a.score_bias.data() + at;
+      for (std::size_t i = 0; i < cells; ++i) weights_h[i] += b[i];
     }
     // 4. mask: blocked entries become -inf
-    ops::apply_attention_mask(att_h, a.mask, a.causal);
-    if (a.keep_trace) std::copy(weights_h, weights_h + n_scores, out.scores.data() + h * n_scores);
+    ops::apply_attention_mask(att_h, a.mask.empty() ? a.mask : a.mask.subspan(row0 * nk, cells), a.causal, r0);
+    if (a.keep_trace) std::copy(weights_h, weights_h + cells, out.scores.data() + at);
     // 5-7. row max, exp and sum, normalize (in place; an all-blocked row becomes zeros)
     ops::masked_softmax_rows(att_h);
-    if (!a.head_keep.empty() && a.head_keep[static_cast<std::size_t>(h)] == 0) std::fill_n(weights_h, n_scores, 0.0f);
+    if (!a.head_keep.empty() && a.head_keep[static_cast<std::size_t>(h)] == 0) std::fill_n(weights_h, cells, 0.0f);
     // 8. weighted sum of the values into this head's columns of concat
     ops::matmul_nn(att_h, v_h, concat_h);
     if (!a.head_keep.empty() && a.head_keep[static_cast<std::size_t>(h)] == 2) {
-      for (int i = 0; i < nq; ++i) {
-        const std::size_t at = static_cast<std::size_t>(i) * static_cast<std::size_t>(inner) + static_cast<std::size_t>(h * head_dim);
-        std::copy_n(a.head_values.data() + at, head_dim, concat.data() + at);
+      for (int i = r0; i < r1; ++i) {
+        const std::size_t c = static_cast<std::size_t>(i) * inner + static_cast<std::size_t>(h) * head_dim;
+        std::copy_n(a.head_values.data() + c, head_dim, concat.data() + c);
       }
     }
   };
   if (chunks > 1) {
-    core::parallel_for(num_heads, 1, head_flops * num_heads, [&](std::int64_t begin, std::int64_t end, int chunk) {
-      for (auto h = begin; h < end; ++h) attend_head(static_cast<int>(h), chunk);
-    });
+    // piece p: head p / parts, rows part p % parts
+    const auto row = [&](int part) { return part == parts ? nq : nq * part / parts / 4 * 4; };
+    core::parallel_for(pieces, 1, head_flops * num_heads,
+                       [&](std::int64_t begin, std::int64_t end, int chunk) {
+                         for (auto p = begin; p < end; ++p) {
+                           const int h = static_cast<int>(p / parts), part = static_cast<int>(p % parts);
+                           attend_rows(h, row(part), row(part + 1), chunk);
+                         }
+                       });
   } else {
-    for (int h = 0; h < num_heads; ++h) attend_head(h, 0);
+    for (int h = 0; h < num_heads; ++h) attend_rows(h, 0, nq, 0);
   }
   out.overflowed = overflowed.load(std::memory_order_relaxed);
 

@@ -144,11 +144,21 @@ TiledOutput tiled_attention(const TiledArgs& a) {
   TiledOutput out;
   out.concat.assign(static_cast<std::size_t>(nq) * static_cast<std::size_t>(inner), 0.0f);
   if (a.summaries) out.summary = empty_summary(nh, rows, top_k);
-  std::vector<double> entropy(static_cast<std::size_t>(nh), 0.0), distance(entropy), sink(entropy);
+  // each summarised row's entropy, distance and sink, [nh, rows]: summed per head in row order after the loop (the
+  // sums of one pass over the rows, whichever piece computed a row)
+  const std::size_t row_cells = a.summaries ? static_cast<std::size_t>(nh) * static_cast<std::size_t>(rows) : 0;
+  std::vector<double> entropy(row_cells, 0.0), distance(row_cells, 0.0), sink(row_cells, 0.0);
 
-  // per-chunk scratch (parallel_for's chunk slot): score tile, tile · V, accumulator, row state, top-k
+  // Work items: (head, block of kQueryTile queries), head-major, to the pool when there are at least as many heads as
+  // threads (with fewer, the heads run in turn and their GEMMs split). Blocks of one head are independent (each
+  // starts its row state afresh), so the items of 9 heads (SmolLM2) divide evenly over 2 threads where whole heads
+  // gave one thread 5 and the other 4; causal blocks late in a head see more keys, which the pool's several pieces
+  // a thread even out. Per-chunk scratch (the pool thread's slot): score tile, tile · V, accumulator, row state,
+  // top-k.
+  const int blocks = (nq + kQueryTile - 1) / kQueryTile;
+  const std::int64_t items = static_cast<std::int64_t>(nh) * blocks;
   const double flops = 4.0 * nq * static_cast<double>(nk) * hd * nh;
-  const int chunks = nh >= core::thread_count() ? core::parallel_chunks(nh, 1, flops) : 1;
+  const int chunks = nh >= core::thread_count() ? core::parallel_chunks(items, 1, flops) : 1;
   const std::size_t s_size = static_cast<std::size_t>(kQueryTile) * kKeyTile;
   const std::size_t acc_size = static_cast<std::size_t>(kQueryTile) * hd;
   std::vector<float> s_buf(chunks * s_size), pv_buf(chunks * acc_size), acc_buf(chunks * acc_size);
@@ -157,7 +167,8 @@ TiledOutput tiled_attention(const TiledArgs& a) {
   std::vector<int> top_count(static_cast<std::size_t>(chunks) * kQueryTile);
   std::atomic<bool> overflowed{false};
 
-  const auto run_head = [&](int h, int chunk) {
+  // Query block i0.. of head h.
+  const auto run_query_block = [&](int h, int i0, int chunk) {
     const bool ablated = !a.head_keep.empty() && a.head_keep[static_cast<std::size_t>(h)] == 0;
     if (ablated) return;  // zero columns of concat; zero summaries (as its weights are zero)
     float* s = s_buf.data() + chunk * s_size;
@@ -167,109 +178,113 @@ TiledOutput tiled_attention(const TiledArgs& a) {
     TopEntry* tops = top_buf.data() + static_cast<std::size_t>(chunk) * kQueryTile * std::max(top_k, 1);
     int* counts = top_count.data() + static_cast<std::size_t>(chunk) * kQueryTile;
     const int g = h / group;
-    for (int i0 = 0; i0 < nq; i0 += kQueryTile) {
-      const int bq = std::min(kQueryTile, nq - i0);
-      std::fill_n(acc, static_cast<std::size_t>(bq) * hd, 0.0f);
+    const int bq = std::min(kQueryTile, nq - i0);
+    std::fill_n(acc, static_cast<std::size_t>(bq) * hd, 0.0f);
+    for (int r = 0; r < bq; ++r) {
+      st[r * 5 + 0] = -std::numeric_limits<double>::infinity();
+      st[r * 5 + 1] = st[r * 5 + 2] = st[r * 5 + 3] = st[r * 5 + 4] = 0.0;
+      counts[r] = 0;
+    }
+    // keys any row of the block may see
+    int lo_all = nk, hi_all = 0;
+    for (int r = 0; r < bq; ++r) {
+      int lo = 0, hi = 0;
+      rule.range(i0 + r, nk, &lo, &hi);
+      if (hi > lo) lo_all = std::min(lo_all, lo), hi_all = std::max(hi_all, hi);
+    }
+    for (int j0 = lo_all - lo_all % kKeyTile; j0 < hi_all; j0 += kKeyTile) {
+      const int bk = std::min(kKeyTile, nk - j0);
+      if (!score_tile(a, rule, h, i0, bq, j0, bk, s)) overflowed.store(true, std::memory_order_relaxed);
       for (int r = 0; r < bq; ++r) {
-        st[r * 5 + 0] = -std::numeric_limits<double>::infinity();
-        st[r * 5 + 1] = st[r * 5 + 2] = st[r * 5 + 3] = st[r * 5 + 4] = 0.0;
-        counts[r] = 0;
-      }
-      // keys any row of the block may see
-      int lo_all = nk, hi_all = 0;
-      for (int r = 0; r < bq; ++r) {
-        int lo = 0, hi = 0;
-        rule.range(i0 + r, nk, &lo, &hi);
-        if (hi > lo) lo_all = std::min(lo_all, lo), hi_all = std::max(hi_all, hi);
-      }
-      for (int j0 = lo_all - lo_all % kKeyTile; j0 < hi_all; j0 += kKeyTile) {
-        const int bk = std::min(kKeyTile, nk - j0);
-        if (!score_tile(a, rule, h, i0, bq, j0, bk, s)) overflowed.store(true, std::memory_order_relaxed);
-        for (int r = 0; r < bq; ++r) {
-          float* row = s + static_cast<std::size_t>(r) * bk;
-          double* rs = st + r * 5;
-          float tile_max = kNegInf;
-          for (int c = 0; c < bk; ++c) tile_max = std::max(tile_max, row[c]);
-          if (tile_max == kNegInf) {  // nothing visible here: this tile adds nothing to the row
-            std::fill_n(row, bk, 0.0f);
+        float* row = s + static_cast<std::size_t>(r) * bk;
+        double* rs = st + r * 5;
+        float tile_max = kNegInf;
+        for (int c = 0; c < bk; ++c) tile_max = std::max(tile_max, row[c]);
+        if (tile_max == kNegInf) {  // nothing visible here: this tile adds nothing to the row
+          std::fill_n(row, bk, 0.0f);
+          continue;
+        }
+        const double m_old = rs[0], m_new = std::max(m_old, static_cast<double>(tile_max));
+        const double alpha = std::exp(m_old - m_new);  // 0 when m_old is -inf
+        double sum = 0.0, t = 0.0, d = 0.0;
+        const int pos = a.first + i0 + r;
+        for (int c = 0; c < bk; ++c) {
+          const float sc = row[c];
+          if (sc == kNegInf) {
+            row[c] = 0.0f;
             continue;
           }
-          const double m_old = rs[0], m_new = std::max(m_old, static_cast<double>(tile_max));
-          const double alpha = std::exp(m_old - m_new);  // 0 when m_old is -inf
-          double sum = 0.0, t = 0.0, d = 0.0;
-          const int pos = a.first + i0 + r;
-          for (int c = 0; c < bk; ++c) {
-            const float sc = row[c];
-            if (sc == kNegInf) {
-              row[c] = 0.0f;
-              continue;
-            }
-            const double p = std::exp(static_cast<double>(sc) - m_new);
-            sum += p;
-            if (a.summaries) {
-              t += p * sc;
-              d += p * std::abs(pos - (j0 + c));
-              if (j0 + c == 0) rs[4] = rs[4] * alpha + p;
-              push_top(tops + static_cast<std::size_t>(r) * top_k, counts + r, top_k, TopEntry{sc, j0 + c});
-            }
-            row[c] = static_cast<float>(p);
+          const double p = std::exp(static_cast<double>(sc) - m_new);
+          sum += p;
+          if (a.summaries) {
+            t += p * sc;
+            d += p * std::abs(pos - (j0 + c));
+            if (j0 + c == 0) rs[4] = rs[4] * alpha + p;
+            push_top(tops + static_cast<std::size_t>(r) * top_k, counts + r, top_k, TopEntry{sc, j0 + c});
           }
-          if (a.summaries && j0 > 0) rs[4] *= alpha;
-          rs[0] = m_new;
-          rs[1] = rs[1] * alpha + sum;
-          rs[2] = rs[2] * alpha + t;
-          rs[3] = rs[3] * alpha + d;
-          float* acc_r = acc + static_cast<std::size_t>(r) * hd;
-          const float fa = static_cast<float>(alpha);
-          for (int c = 0; c < hd; ++c) acc_r[c] *= fa;
+          row[c] = static_cast<float>(p);
         }
-        // acc += P · V_tile
-        const core::ConstMatView v_t{a.v.data() + static_cast<std::size_t>(j0) * kv_inner + g * hd, bk, hd, kv_inner};
-        ops::matmul_nn(core::ConstMatView{s, bq, bk, bk}, v_t, core::MatView{pv, bq, hd, hd});
-        for (std::size_t x = 0; x < static_cast<std::size_t>(bq) * hd; ++x) acc[x] += pv[x];
+        if (a.summaries && j0 > 0) rs[4] *= alpha;
+        rs[0] = m_new;
+        rs[1] = rs[1] * alpha + sum;
+        rs[2] = rs[2] * alpha + t;
+        rs[3] = rs[3] * alpha + d;
+        float* acc_r = acc + static_cast<std::size_t>(r) * hd;
+        const float fa = static_cast<float>(alpha);
+        for (int c = 0; c < hd; ++c) acc_r[c] *= fa;
       }
-      // finish: concat = acc / l; the summaries from the row's final max and sum
-      for (int r = 0; r < bq; ++r) {
-        const double* rs = st + r * 5;
-        const double l = rs[1];
-        float* dst = out.concat.data() + static_cast<std::size_t>(i0 + r) * inner + h * hd;
-        if (l > 0.0) {
-          const float inv = static_cast<float>(1.0 / l);
-          for (int c = 0; c < hd; ++c) dst[c] = acc[static_cast<std::size_t>(r) * hd + c] * inv;
-        }
-        const int i = i0 + r;
-        if (!a.summaries || i >= rows || !(l > 0.0)) continue;
-        entropy[static_cast<std::size_t>(h)] += rs[0] + std::log(l) - rs[2] / l;
-        distance[static_cast<std::size_t>(h)] += rs[3] / l;
-        sink[static_cast<std::size_t>(h)] += rs[4] / l;
-        const std::size_t at = (static_cast<std::size_t>(h) * rows + i) * static_cast<std::size_t>(top_k);
-        int kept = 0;
-        for (int t = 0; t < counts[r]; ++t) {
-          const TopEntry& e = tops[static_cast<std::size_t>(r) * top_k + t];
-          const float w = static_cast<float>(std::exp(static_cast<double>(e.score) - rs[0]) / l);
-          if (!(w > 0.0f)) continue;
-          out.summary.top_ids[at + kept] = e.key;
-          out.summary.top_weights[at + kept] = w;
-          ++kept;
-        }
+      // acc += P · V_tile
+      const core::ConstMatView v_t{a.v.data() + static_cast<std::size_t>(j0) * kv_inner + g * hd, bk, hd, kv_inner};
+      ops::matmul_nn(core::ConstMatView{s, bq, bk, bk}, v_t, core::MatView{pv, bq, hd, hd});
+      for (std::size_t x = 0; x < static_cast<std::size_t>(bq) * hd; ++x) acc[x] += pv[x];
+    }
+    // finish: concat = acc / l; the summaries from the row's final max and sum
+    for (int r = 0; r < bq; ++r) {
+      const double* rs = st + r * 5;
+      const double l = rs[1];
+      float* dst = out.concat.data() + static_cast<std::size_t>(i0 + r) * inner + h * hd;
+      if (l > 0.0) {
+        const float inv = static_cast<float>(1.0 / l);
+        for (int c = 0; c < hd; ++c) dst[c] = acc[static_cast<std::size_t>(r) * hd + c] * inv;
+      }
+      const int i = i0 + r;
+      if (!a.summaries || i >= rows || !(l > 0.0)) continue;
+      const std::size_t hi = static_cast<std::size_t>(h) * rows + i;
+      entropy[hi] = rs[0] + std::log(l) - rs[2] / l;
+      distance[hi] = rs[3] / l;
+      sink[hi] = rs[4] / l;
+      const std::size_t at = hi * static_cast<std::size_t>(top_k);
+      int kept = 0;
+      for (int t = 0; t < counts[r]; ++t) {
+        const TopEntry& e = tops[static_cast<std::size_t>(r) * top_k + t];
+        const float w = static_cast<float>(std::exp(static_cast<double>(e.score) - rs[0]) / l);
+        if (!(w > 0.0f)) continue;
+        out.summary.top_ids[at + kept] = e.key;
+        out.summary.top_weights[at + kept] = w;
+        ++kept;
       }
     }
   };
+  const auto run_items = [&](std::int64_t begin, std::int64_t end, int chunk) {
+    for (auto t = begin; t < end; ++t) {
+      run_query_block(static_cast<int>(t / blocks), static_cast<int>(t % blocks) * kQueryTile, chunk);
+    }
+  };
   if (chunks > 1) {
-    core::parallel_for(nh, 1, flops, [&](std::int64_t begin, std::int64_t end, int chunk) {
-      for (auto h = begin; h < end; ++h) run_head(static_cast<int>(h), chunk);
-    });
+    core::parallel_for(items, 1, flops, run_items);
   } else {
-    for (int h = 0; h < nh; ++h) run_head(h, 0);
+    run_items(0, items, 0);
   }
   out.overflowed = overflowed.load(std::memory_order_relaxed);
   if (a.summaries) {
     const double r = rows > 0 ? rows : 1;
     for (int h = 0; h < nh; ++h) {
       const auto hh = static_cast<std::size_t>(h);
-      out.summary.entropy[hh] = static_cast<float>(std::max(0.0, entropy[hh]) / r);
-      out.summary.distance[hh] = static_cast<float>(distance[hh] / r);
-      out.summary.sink[hh] = static_cast<float>(sink[hh] / r);
+      double e = 0.0, d = 0.0, s0 = 0.0;
+      for (std::size_t i = hh * rows; i < (hh + 1) * rows; ++i) e += entropy[i], d += distance[i], s0 += sink[i];
+      out.summary.entropy[hh] = static_cast<float>(std::max(0.0, e) / r);
+      out.summary.distance[hh] = static_cast<float>(d / r);
+      out.summary.sink[hh] = static_cast<float>(s0 / r);
     }
   }
   return out;

@@ -1,9 +1,10 @@
 // parallel.cpp: the worker pool behind parallel_for. Layer: core (standard library only).
 // Shape: workers sleep on a condition variable (after a short spin, so back-to-back loops such as one
 // GEMM per layer hand off in microseconds); a loop publishes one Job on the caller's stack, wakes them,
-// and every thread, the caller included, takes pieces with an atomic counter. The caller spins until
-// all pieces are done and no worker still holds the Job, then returns. ATTNSCOPE_THREADS=0 (the
-// single-threaded WebAssembly builds, where std::thread cannot start) compiles the inline path only.
+// and every thread taking part (the caller, slot 0, and workers 1 .. slots - 1) takes pieces in order with an
+// atomic counter. The caller spins until all pieces are done and no worker still holds the Job, then
+// returns. ATTNSCOPE_THREADS=0 (the single-threaded WebAssembly builds, where std::thread cannot start)
+// compiles the inline path only.
 #include "core/parallel.h"
 
 #include <algorithm>
@@ -48,10 +49,25 @@ void parallel_for(std::int64_t count, std::int64_t, double, LoopBody body) {
 
 namespace {
 
+// How many pieces a loop of `slots` threads cuts [0, count) into: a multiple of slots (equal pieces then give each
+// thread an equal share), at most kPiecesPerThread a thread and count / grain (pieces of at least `grain` items;
+// parallel_chunks gave slots <= count / grain); the largest such number that divides count (equal pieces) when there
+// is one, else the largest.
+int piece_count(std::int64_t count, std::int64_t grain, int slots) {
+  const std::int64_t by_grain = count / std::max<std::int64_t>(grain, 1);
+  const std::int64_t most = std::min<std::int64_t>(by_grain, std::int64_t{slots} * kPiecesPerThread);
+  const std::int64_t largest = std::max<std::int64_t>(most / slots * slots, slots);
+  for (std::int64_t p = largest; p > slots; p -= slots) {
+    if (count % p == 0) return static_cast<int>(p);
+  }
+  return static_cast<int>(count % slots == 0 ? slots : largest);
+}
+
 struct Job {
   const LoopBody* body;
   std::int64_t count;
-  int chunks;
+  int pieces;
+  int slots;                  // threads taking part: the caller (slot 0) and workers 1 .. slots - 1
   std::atomic<int> next{0};   // next piece to take
   std::atomic<int> done{0};   // pieces finished
   std::atomic<int> users{0};  // workers that picked this Job up and have not let go
@@ -61,12 +77,12 @@ struct Job {
 std::atomic<void (*)()> g_worker_init{nullptr};
 std::atomic<std::uint64_t> g_worker_init_generation{0};
 
-void run_pieces(Job& job) {
-  for (int c = job.next.fetch_add(1, std::memory_order_acq_rel); c < job.chunks;
+void run_pieces(Job& job, int slot) {
+  for (int c = job.next.fetch_add(1, std::memory_order_acq_rel); c < job.pieces;
        c = job.next.fetch_add(1, std::memory_order_acq_rel)) {
-    const std::int64_t begin = job.count * c / job.chunks;
-    const std::int64_t end = job.count * (c + 1) / job.chunks;
-    (*job.body)(begin, end, c);
+    const std::int64_t begin = job.count * c / job.pieces;
+    const std::int64_t end = job.count * (c + 1) / job.pieces;
+    (*job.body)(begin, end, slot);
     job.done.fetch_add(1, std::memory_order_acq_rel);
   }
 }
@@ -76,7 +92,10 @@ class Pool {
   // Starts workers until there are n - 1 (never stops any: see parallel.h).
   void grow(int n) {
     std::lock_guard<std::mutex> lock(mutex_);
-    while (static_cast<int>(workers_.size()) < n - 1) workers_.emplace_back([this] { work(); });
+    while (static_cast<int>(workers_.size()) < n - 1) {
+      const int slot = static_cast<int>(workers_.size()) + 1;
+      workers_.emplace_back([this, slot] { work(slot); });
+    }
   }
   int workers() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -90,8 +109,8 @@ class Pool {
       generation_.fetch_add(1, std::memory_order_release);
     }
     wake_.notify_all();
-    run_pieces(job);
-    while (job.done.load(std::memory_order_acquire) < job.chunks) {
+    run_pieces(job, 0);
+    while (job.done.load(std::memory_order_acquire) < job.pieces) {
     }
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -105,7 +124,8 @@ class Pool {
   // Spin this many polls of the generation before sleeping (~20-60 µs in V8 and natively).
   static constexpr int kSpin = 20000;
 
-  void work() {
+  // A worker of slot `slot` takes pieces of the Jobs that many threads take part in.
+  void work(int slot) {
     t_in_parallel = true;
     std::uint64_t seen = generation_.load(std::memory_order_acquire);
     std::uint64_t init_seen = 0;
@@ -117,7 +137,7 @@ class Pool {
         std::unique_lock<std::mutex> lock(mutex_);
         wake_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
         seen = generation_.load(std::memory_order_acquire);
-        job = job_;
+        job = job_ != nullptr && slot < job_->slots ? job_ : nullptr;
         if (job != nullptr) job->users.fetch_add(1, std::memory_order_acq_rel);
       }
       if (job == nullptr) continue;
@@ -126,7 +146,7 @@ class Pool {
         init_seen = init_now;
         if (auto* init = g_worker_init.load(std::memory_order_acquire)) init();
       }
-      run_pieces(*job);
+      run_pieces(*job, slot);
       job->users.fetch_sub(1, std::memory_order_acq_rel);
     }
   }
@@ -163,16 +183,17 @@ void set_worker_init(void (*init)()) {
 
 void parallel_for(std::int64_t count, std::int64_t grain, double flops, LoopBody body) {
   if (count <= 0) return;
-  const int chunks = parallel_chunks(count, grain, flops);
+  const int slots = parallel_chunks(count, grain, flops);
   std::unique_lock<std::mutex> call(g_call_mutex, std::defer_lock);
-  if (chunks < 2 || !call.try_lock()) {
+  if (slots < 2 || !call.try_lock()) {
     body(0, count, 0);
     return;
   }
   Job job;
   job.body = &body;
   job.count = count;
-  job.chunks = chunks;
+  job.pieces = piece_count(count, grain, slots);
+  job.slots = slots;
   t_in_parallel = true;
   pool().run(job);
   t_in_parallel = false;

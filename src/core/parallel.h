@@ -38,15 +38,19 @@ class LoopBody {
   void (*call_)(void*, std::int64_t, std::int64_t, int);
 };
 
-// Calls body(begin, end, chunk) over contiguous pieces covering [0, count), at most thread_count()
-// pieces, each at least `grain` items long; chunk is the piece's index in [0, chunks) (a slot for
-// per-piece scratch, see max_chunks). Runs everything on the calling thread when `flops` (the whole
-// loop's estimated work) is under kMinParallelFlops, when count < 2·grain, or when called from
-// inside another parallel_for (nested loops run inline). Returns after every piece has finished.
-// The pieces write disjoint outputs; a body must not fail (core code reports errors after the loop).
+// Calls body(begin, end, chunk) over contiguous pieces covering [0, count), each at least `grain` items long, on
+// at most thread_count() threads; chunk is the slot of the thread running the piece, in [0, parallel_chunks(…))
+// (per-thread scratch: a slot's pieces run one after another). There are up to kPiecesPerThread pieces a thread,
+// handed out in order to whichever thread is free, so a thread that starts late or runs slower (a worker still
+// waking, another process on its core) takes fewer pieces instead of holding up the loop. Runs everything as one
+// piece on the calling thread when `flops` (the whole loop's estimated work) is under kMinParallelFlops, when count
+// < 2·grain, or when called from inside another parallel_for (nested loops run inline). Returns after every piece
+// has finished. The pieces write disjoint outputs; a body must not fail (core code reports errors after the loop).
+// Piece boundaries depend on count, grain and thread_count() only, never on timing.
+inline constexpr int kPiecesPerThread = 4;
 void parallel_for(std::int64_t count, std::int64_t grain, double flops, LoopBody body);
 
-// How many pieces parallel_for(count, grain, flops, …) would use: size per-chunk scratch with it.
+// How many threads (chunk slots) parallel_for(count, grain, flops, …) would use: size per-chunk scratch with it.
 int parallel_chunks(std::int64_t count, std::int64_t grain, double flops);
 
 // `init` runs once on every pool worker before the next piece of work that worker takes after this call

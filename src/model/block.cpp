@@ -31,12 +31,13 @@ namespace {
 void ff_hidden_rows(std::span<const float> x, int rows, int d_model, int d_ff, const FeedForwardWeights& ff,
                     ops::Activation activation, bool gated, std::span<float> h, std::vector<float>& up) {
   ops::linear(core::as_view(x, rows, d_model), ff.w1, ff.b1, core::MatView{h.data(), rows, d_ff, d_ff});
-  ops::activate(activation, h);
-  if (gated) {
-    up.resize(h.size());
-    ops::linear(core::as_view(x, rows, d_model), ff.w3, ff.b3, core::MatView{up.data(), rows, d_ff, d_ff});
-    for (std::size_t i = 0; i < h.size(); ++i) h[i] *= up[i];
+  if (!gated) {
+    ops::activate(activation, h);
+    return;
   }
+  up.resize(h.size());
+  ops::linear(core::as_view(x, rows, d_model), ff.w3, ff.b3, core::MatView{up.data(), rows, d_ff, d_ff});
+  ops::activate_gated(activation, h, up);
 }
 
 }  // namespace
@@ -76,7 +77,8 @@ namespace {
 
 attention::MhaOutput attend(const BlockArgs& a, std::span<const float> q_in, std::span<const float> kv_in, int nk,
                             const attention::MhaWeights& w, std::span<const std::uint8_t> mask, bool causal,
-                            std::span<const std::uint8_t> head_keep = {}, std::span<const float> head_values = {}) {
+                            bool need_weights, std::span<const std::uint8_t> head_keep = {},
+                            std::span<const float> head_values = {}) {
   attention::MhaArgs m;
   m.query = q_in;
   m.key = m.value = kv_in;
@@ -87,6 +89,7 @@ attention::MhaOutput attend(const BlockArgs& a, std::span<const float> q_in, std
   m.w = w;
   m.mask = mask;
   m.causal = causal;
+  m.need_weights = need_weights;
   m.keep_trace = a.keep_trace;
   m.head_keep = head_keep;
   m.head_values = head_values;
@@ -121,6 +124,7 @@ attention::MhaOutput attend_cached(const BlockArgs& a, std::span<const float> q_
       }
       m.mask = mask;
     }
+    m.need_weights = a.weights;
     return attention::detail::attend_projected(q, c.k, c.v, m);
   }
   if (c.memory_k.empty()) {
@@ -267,6 +271,7 @@ attention::MhaOutput attend_decoder(const BlockArgs& a, std::span<const float> i
   m.score_bias = a.position_bias;  // T5: [nh, n, nk], the stack's shared relative position bias
   m.w = w;
   m.mask = mask;
+  m.need_weights = a.weights;
   m.keep_trace = a.keep_trace;
   m.head_keep = a.head_keep;  // run option ablate: per query head
   m.head_values = a.head_values;
@@ -408,8 +413,8 @@ BlockOutput run_block(const BlockArgs& a) {
       } else if (a.cache != nullptr) {
         o = attend_cached(a, in, self ? w.self_attn : w.cross_attn, self);
       } else {
-        o = self ? attend(a, in, in, n, w.self_attn, a.self_mask, a.causal, a.head_keep, a.head_values)
-                 : attend(a, in, a.memory, a.m, w.cross_attn, a.memory_mask, false);
+        o = self ? attend(a, in, in, n, w.self_attn, a.self_mask, a.causal, a.weights, a.head_keep, a.head_values)
+                 : attend(a, in, a.memory, a.m, w.cross_attn, a.memory_mask, false, true);
       }
       if (o.overflowed) {
         out.overflowed = self ? "selfWeights" : "crossWeights";

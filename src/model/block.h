@@ -72,6 +72,10 @@ struct BlockArgs {
   std::span<const float> head_values;       // heads with head_keep 2: their weights · V [n, heads·head_dim]
   bool keep_trace = false;
   bool norm_stats = false;  // with keep_trace: the per-row mean and biased variance each LayerNorm used
+  // Whether BlockOutput::self_attn.weights is wanted: false (run at trace 'none', decoding) leaves it empty, and the
+  // self-attention then scores into one [n, nk] buffer per pool thread instead of a zeroed [H, n, nk] (MhaArgs
+  // need_weights). keep_trace fills it either way.
+  bool weights = true;
   // Decoding: x holds new rows at positions cache->rows.. ; self-attention reads the cache plus these rows and
   // appends their keys and values (the causal rule counts absolute positions). keep_trace must be false.
   KvCache* cache = nullptr;
@@ -105,7 +109,7 @@ std::vector<float> relative_position_bias(std::span<const float> table, int num_
 
 struct BlockOutput {
   std::vector<float> output;            // [n, d_model]
-  attention::MhaOutput self_attn, cross_attn;  // weights always; the rest with keep_trace
+  attention::MhaOutput self_attn, cross_attn;  // weights (self: with BlockArgs::weights); the rest with keep_trace
   // keep_trace only, [n, d_model] unless noted; index k-1 for sub-block k (2 or 3 sub-blocks)
   std::vector<float> residual[3], norm[3];
   std::vector<float> norm_mean[3], norm_var[3];  // norm_stats: [n] each, the statistics of norm[k]'s input

@@ -114,6 +114,8 @@ core::Status run_stack(const StackArgs& a, SideTrace& side, const SideTrace* mem
         if (layer == static_cast<int>(li)) want.push_back(head);
       }
       if (b.tiled) b.want_heads = want;
+      // the materialised [H, n, n] only where something reads it (trace 'weights' or 'full', summaries, head maps)
+      b.weights = full || a.weights || b.summaries || !want.empty();
       // decoder checkpoints (description.h's AttentionSettings and friends)
       if (spec.attn.rope || spec.norm != NormKind::kLayerNorm) b.attn = &spec.attn;
       b.norm_kind = spec.norm;

@@ -22,8 +22,10 @@ void gelu(std::span<const float> x, std::span<float> out);
 void gelu_tanh(std::span<const float> x, std::span<float> out);
 // out[i] = x[i] / (1 + exp(-x[i])): SiLU (torch.nn.functional.silu); in place allowed.
 void silu(std::span<const float> x, std::span<float> out);
-// The activation `a` over x, in place.
+// The activation `a` over x, in place; large spans in pieces on the thread pool (the one-thread result bit for bit).
 void activate(Activation a, std::span<float> x);
+// x[i] = act(x[i]) · gate[i] (a gated MLP's act(x W1) ⊙ (x W3)), in place, as activate then a float32 product.
+void activate_gated(Activation a, std::span<float> x, std::span<const float> gate);
 // out[i] = tanh(x[i])
 void tanh(std::span<const float> x, std::span<float> out);
 // out[i] = a[i] + b[i]; a, b, out have the same size.

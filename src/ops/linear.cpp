@@ -51,16 +51,42 @@ void gemm(bool nt, int m, int n, int k, float alpha, const float* a, int lda, co
   });
 }
 
-// One row times a half-width W [in, out]: the GEMV kernel over column blocks of 256 (the pool's pieces, as the
-// float32 row update below), each weight read once.
+// One row (a decoding step) is bound by reading W, not by its 2 flops a weight, and parallel_for's threshold is in
+// GEMM flops (~0.2 ms, sized for a hand-off to a sleeping worker). Counted as 2 flops a weight, every matrix of a small
+// model (SmolLM2's 576 x 192 ... 576 x 1,536: 0.2-1.8 MFLOP, 0.05-0.4 ms each) stayed on one thread, so its decoding
+// steps barely used the second one. A weight byte is counted as kGemvFlopsPerByte flops instead (~2x the ratio of the
+// GEMM's rate to the GEMV's bytes read per second, 29 GFLOP/s : 7.7 GB/s on the 1B shape): matrices from 0.5 MB up
+// split. A decoding step's matrices come back to back, so the pool's workers are still spinning from the last one
+// (parallel.cpp), and a worker that is late costs the caller nothing but the lock: it takes the late piece itself.
+constexpr double kGemvFlopsPerByte = 16.0;
+double gemv_flops(core::ConstMatView x, core::MatView y, double bytes_per_weight) {
+  return kGemvFlopsPerByte * bytes_per_weight * static_cast<double>(x.cols) * static_cast<double>(y.cols);
+}
+
+// Columns of a GEMV piece are whole blocks of kGemvCols (the SIMD GEMV's widest step, 16 columns, so that only the
+// last piece has a column tail): SmolLM2's 576 columns split 288 / 288 (blocks of 256 split them 256 / 320). Each
+// column is summed over k in the same order whatever its piece, so results equal the one-thread ones bit for bit.
+constexpr std::int64_t kGemvCols = 16;
+// One piece a thread, as wide as it can be (gemv_grain): a piece reads a run of its columns from every row of W, and
+// the pool's 4 pieces a thread (runs of 128-512 bytes over 512-2,048 columns) decoded the 2-layer 1B shape at 13.7
+// tokens/s on 2 threads against 16.8 with one piece a thread (runs of 0.5-8 KB; 7 interleaved rounds of one build
+// with a switch, 2026-11-27). At least 64 columns a piece.
+std::int64_t gemv_grain(std::int64_t blocks, std::int64_t min_grain) {
+  return std::max<std::int64_t>(min_grain, blocks / core::thread_count());
+}
+constexpr std::int64_t kGemvGrain = 4;
+
+// One row times a half-width W [in, out]: the GEMV kernel over column blocks (the pool's pieces), each weight read
+// once.
 void gemv_x16(core::ConstMatView x, const core::WeightSpan& w, std::span<const float> b, core::MatView y) {
   const kernels::KernelTable& kt = kernels::active_kernels();
   const kernels::GemvHalfFn gemv = w.type == core::WeightType::kBF16 ? kt.gemv_bf16 : kt.gemv_f16;
   const std::uint16_t* bits = w.bits();
-  const std::int64_t blocks = (y.cols + 255) / 256;
-  core::parallel_for(blocks, 1, 2.0 * x.cols * y.cols, [&](std::int64_t begin, std::int64_t end, int) {
-    const int j0 = static_cast<int>(begin * 256);
-    const int j1 = static_cast<int>(std::min<std::int64_t>(end * 256, y.cols));
+  const std::int64_t blocks = (y.cols + kGemvCols - 1) / kGemvCols;
+  core::parallel_for(blocks, gemv_grain(blocks, kGemvGrain), gemv_flops(x, y, 2.0),
+                     [&](std::int64_t begin, std::int64_t end, int) {
+    const int j0 = static_cast<int>(begin * kGemvCols);
+    const int j1 = static_cast<int>(std::min<std::int64_t>(end * kGemvCols, y.cols));
     gemv(x.cols, j1 - j0, x.data, bits + j0, y.cols, b.empty() ? nullptr : b.data() + j0, y.data + j0);
   });
 }
@@ -126,7 +152,10 @@ void linear_q8(core::ConstMatView x, const core::WeightSpan& w, std::span<const 
   } else {
     kt.quantize_q8(x.cols, x.data, xq.data(), xs.data());
   }
-  core::parallel_for(blocks, 1, flops, [&](std::int64_t begin, std::int64_t end, int) {
+  // one row: bound by reading W (gemv_flops: 36 bytes per 32 weights)
+  const double work = x.rows == 1 ? gemv_flops(x, y, 36.0 / 32.0) : flops;
+  const std::int64_t grain = x.rows == 1 ? gemv_grain(blocks, 1) : 1;
+  core::parallel_for(blocks, grain, work, [&](std::int64_t begin, std::int64_t end, int) {
     const int j0 = static_cast<int>(begin * 256);
     const int j1 = static_cast<int>(std::min<std::int64_t>(end * 256, y.cols));
     const std::int8_t* q = w.q8() + static_cast<std::ptrdiff_t>(j0) * kernels::kQ8Block;
@@ -179,12 +208,13 @@ void linear(core::ConstMatView x, const core::WeightSpan& wv, std::span<const fl
     // One row (a decoding step): y = b + Σ_k x_k W[k, :], row updates the compiler vectorises. The GEMM would
     // pack all of W into panels first, which for one row costs more than the product (GPT-2: 85 M floats per
     // token).
-    // Column blocks of 256 go to the pool when W is large (a language-model head: 768 x 50,257).
+    // Column blocks go to the pool as the half-width GEMV's (gemv_x16).
     const auto n = static_cast<std::size_t>(y.cols);
-    const std::int64_t blocks = (y.cols + 255) / 256;
-    core::parallel_for(blocks, 1, 2.0 * x.cols * y.cols, [&](std::int64_t begin, std::int64_t end, int) {
-      const std::size_t j0 = static_cast<std::size_t>(begin) * 256;
-      const std::size_t j1 = std::min(static_cast<std::size_t>(end) * 256, n);
+    const std::int64_t blocks = (y.cols + kGemvCols - 1) / kGemvCols;
+    core::parallel_for(blocks, gemv_grain(blocks, kGemvGrain), gemv_flops(x, y, 4.0),
+                       [&](std::int64_t begin, std::int64_t end, int) {
+      const auto j0 = static_cast<std::size_t>(begin * kGemvCols);
+      const std::size_t j1 = std::min(static_cast<std::size_t>(end * kGemvCols), n);
       float* out = y.data;
       for (std::size_t j = j0; j < j1; ++j) out[j] = b.empty() ? 0.0f : b[j];
       for (int k = 0; k < x.cols; ++k) {

@@ -7,7 +7,7 @@
 
 namespace attnscope::ops {
 
-void apply_attention_mask(core::MatView s, std::span<const std::uint8_t> mask, bool causal) {
+void apply_attention_mask(core::MatView s, std::span<const std::uint8_t> mask, bool causal, int first_row) {
   constexpr float kBlocked = -std::numeric_limits<float>::infinity();
   if (!mask.empty()) {
     for (int i = 0; i < s.rows; ++i) {
@@ -19,7 +19,7 @@ void apply_attention_mask(core::MatView s, std::span<const std::uint8_t> mask, b
   }
   if (causal) {
     for (int i = 0; i < s.rows; ++i) {
-      for (int j = i + 1; j < s.cols; ++j) s.at(i, j) = kBlocked;
+      for (int j = first_row + i + 1; j < s.cols; ++j) s.at(i, j) = kBlocked;
     }
   }
 }

@@ -12,8 +12,9 @@
 
 namespace attnscope::ops {
 
-// Writes -inf into s[i, j] for every blocked (i, j); mask is [s.rows, s.cols], nonzero = may attend.
-void apply_attention_mask(core::MatView s, std::span<const std::uint8_t> mask, bool causal);
+// Writes -inf into s[i, j] for every blocked (i, j); mask is [s.rows, s.cols], nonzero = may attend. s may be rows
+// first_row.. of the whole score matrix (mask then its rows too): the causal rule blocks j > first_row + i.
+void apply_attention_mask(core::MatView s, std::span<const std::uint8_t> mask, bool causal, int first_row = 0);
 
 // Writes -inf into columns j >= valid_len of every row (additive attention's validLen).
 void apply_valid_len(core::MatView s, int valid_len);

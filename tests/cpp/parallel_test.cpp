@@ -8,13 +8,18 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "attention/attention.h"
+#include "attention/tiled.h"
 #include "core/parallel.h"
+#include "ops/activations.h"
 #include "ops/linear.h"
+#include "ops/rms_norm.h"
+#include "ops/rope.h"
 #include "support/compare.h"
 #include "support/random.h"
 #include "support/reference.h"
@@ -34,28 +39,73 @@ struct Threads {
 
 std::vector<double> widen(const std::vector<float>& v) { return {v.begin(), v.end()}; }
 
+// BF16 = the top 16 bits of a binary32 (truncated here: any pattern will do), and back (libc++ 13 has no bit_cast)
+std::uint16_t bf16_bits(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return static_cast<std::uint16_t>(u >> 16);
+}
+double bf16_value(std::uint16_t h) {
+  const std::uint32_t u = std::uint32_t{h} << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
 }  // namespace
 
-TEST_CASE("parallel_for: every index once, pieces within the thread count", "[core][parallel]") {
+TEST_CASE("parallel_for: every index once, pieces of at least a grain, one thread per chunk slot", "[core][parallel]") {
   const Threads threads(3);
-  for (const std::int64_t count : {1, 2, 5, 7, 64, 1000, 1009}) {
-    std::vector<std::atomic<int>> seen(static_cast<std::size_t>(count));
-    std::atomic<int> pieces{0};
-    int max_chunk = -1;
-    std::atomic<int> max_seen{-1};
-    core::parallel_for(count, 1, 1e9, [&](std::int64_t begin, std::int64_t end, int chunk) {
-      REQUIRE(begin < end);
-      pieces.fetch_add(1);
-      int m = max_seen.load();
-      while (chunk > m && !max_seen.compare_exchange_weak(m, chunk)) {
-      }
-      for (auto i = begin; i < end; ++i) seen[static_cast<std::size_t>(i)].fetch_add(1);
+  for (const std::int64_t grain : {1, 3}) {
+    for (const std::int64_t count : {1, 2, 5, 7, 64, 1000, 1009}) {
+      std::vector<std::atomic<int>> seen(static_cast<std::size_t>(count));
+      std::atomic<int> pieces{0}, short_pieces{0};
+      const int slots = core::parallel_chunks(count, grain, 1e9);
+      std::vector<std::atomic<std::thread::id>> slot_thread(static_cast<std::size_t>(core::kMaxThreads));
+      std::atomic<int> bad_slot{0};
+      core::parallel_for(count, grain, 1e9, [&](std::int64_t begin, std::int64_t end, int chunk) {
+        REQUIRE(begin < end);
+        pieces.fetch_add(1);
+        if (end - begin < grain && count >= grain) short_pieces.fetch_add(1);
+        if (chunk < 0 || chunk >= slots) {
+          bad_slot.fetch_add(1);
+          return;
+        }
+        // a slot is one thread: the first piece of a slot claims it, every later piece must run on that thread
+        std::thread::id none{};
+        const auto me = std::this_thread::get_id();
+        if (!slot_thread[static_cast<std::size_t>(chunk)].compare_exchange_strong(none, me) && none != me) {
+          bad_slot.fetch_add(1);
+        }
+        for (auto i = begin; i < end; ++i) seen[static_cast<std::size_t>(i)].fetch_add(1);
+      });
+      for (const auto& s : seen) REQUIRE(s.load() == 1);
+      REQUIRE(bad_slot.load() == 0);
+      REQUIRE(short_pieces.load() == 0);
+      REQUIRE(slots <= threads.in_use);
+      // up to kPiecesPerThread pieces a thread; one piece (the whole range) when the loop runs inline
+      REQUIRE(pieces.load() <= slots * core::kPiecesPerThread);
+      if (slots == 1) REQUIRE(pieces.load() == 1);
+      if (slots > 1) REQUIRE(pieces.load() % slots == 0);  // a multiple of the threads: equal shares
+    }
+  }
+}
+
+TEST_CASE("parallel_for: the pieces divide the range equally where they can", "[core][parallel]") {
+  const Threads threads(2);
+  // count, grain -> the one piece size seen (18 half-heads: 6 pieces of 3, not 8 of 2 or 3; SmolLM2's K/V GEMM, 24
+  // column blocks in grains of 8: 2 of 12, not 3 of 8)
+  struct Case {
+    std::int64_t count, grain, size;
+  };
+  for (const Case c : {Case{18, 1, 3}, Case{72, 1, 9}, Case{256, 1, 32}, Case{36, 1, 6}, Case{24, 8, 12}, Case{1024, 8, 128}}) {
+    const std::int64_t want = threads.in_use < 2 ? c.count : c.size;  // the single-threaded build: one piece
+    std::atomic<int> other{0};
+    core::parallel_for(c.count, c.grain, 1e9, [&](std::int64_t begin, std::int64_t end, int) {
+      if (end - begin != want) other.fetch_add(1);
     });
-    max_chunk = max_seen.load();
-    for (const auto& s : seen) REQUIRE(s.load() == 1);
-    REQUIRE(pieces.load() == core::parallel_chunks(count, 1, 1e9));
-    REQUIRE(pieces.load() <= threads.in_use);
-    REQUIRE(max_chunk < pieces.load());
+    INFO("count " << c.count << ", grain " << c.grain);
+    REQUIRE(other.load() == 0);
   }
 }
 
@@ -170,6 +220,81 @@ TEST_CASE("linear: one row over a wide W splits columns and keeps the result", "
   REQUIRE(y2 == y1);
 }
 
+TEST_CASE("linear: one row over a BF16 W splits columns in blocks of 16 and keeps the result", "[ops][parallel]") {
+  // SmolLM2's widths: 576 x 576 (0.66 MB, above the GEMV threshold) and 576 x 1,536 (the gate)
+  for (const int out : {576, 1536}) {
+    const int in = 576;
+    const auto x = random_vec(in, 24);
+    const auto wf = random_vec(static_cast<std::size_t>(in) * out, 25);
+    std::vector<std::uint16_t> bits(wf.size());
+    for (std::size_t i = 0; i < wf.size(); ++i) bits[i] = bf16_bits(wf[i]);
+    const core::WeightSpan w(bits.data(), bits.size(), core::WeightType::kBF16);
+    const auto b = random_vec(out, 26);
+    const auto y1 = attnscope::ops::linear(x, 1, in, w, out, b);
+    std::vector<float> y2;
+    {
+      const Threads threads(2);
+      y2 = attnscope::ops::linear(x, 1, in, w, out, b);
+    }
+    REQUIRE(y2 == y1);
+    // and it is the product with the BF16 values (float64 reference)
+    std::vector<double> want(static_cast<std::size_t>(out));
+    for (int j = 0; j < out; ++j) {
+      double acc = b[static_cast<std::size_t>(j)];
+      for (int p = 0; p < in; ++p) {
+        const std::size_t at = static_cast<std::size_t>(p) * out + j;
+        acc += static_cast<double>(x[static_cast<std::size_t>(p)]) * bf16_value(bits[at]);
+      }
+      want[static_cast<std::size_t>(j)] = acc;
+    }
+    attnscope::test::check_close(y2, want, 1e-4, 1e-4, "BF16 GEMV with 2 threads");
+  }
+}
+
+TEST_CASE("activations, RMSNorm and RoPE over many rows: the pool's pieces give the one-thread result", "[ops][parallel]") {
+  const int n = 256, d = 576, heads = 9, hd = 64;  // a SmolLM2-shaped prompt: every op above the hand-off threshold
+  const auto x = random_vec(static_cast<std::size_t>(n) * d * 3, 41, 4.0f);  // also n x 1,728 for the activations
+  const auto gate = random_vec(x.size(), 42);
+  const auto weight = random_vec(d, 43);
+  attnscope::ops::RopeSpec spec;
+  spec.rotary_dim = hd;
+  spec.theta = 100000.0;
+  const auto freqs = attnscope::ops::rope_frequencies(spec, n + 7);
+  const auto run = [&](int threads_wanted) {
+    const Threads threads(threads_wanted);
+    std::vector<std::vector<float>> out;
+    for (const auto act : {attnscope::ops::Activation::kSilu, attnscope::ops::Activation::kGelu,
+                           attnscope::ops::Activation::kGeluTanh, attnscope::ops::Activation::kRelu}) {
+      std::vector<float> y = x;
+      attnscope::ops::activate(act, y);
+      out.push_back(y);
+      y = x;
+      attnscope::ops::activate_gated(act, y, gate);
+      out.push_back(y);
+    }
+    std::vector<float> y(static_cast<std::size_t>(n) * d);
+    attnscope::ops::rms_norm_rows(std::span<const float>(x).first(y.size()), n, d, weight, 1e-5f, false, y);
+    out.push_back(y);
+    std::vector<float> r(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(n) * heads * hd);
+    attnscope::ops::apply_rope(r, n, heads, hd, 7, freqs);
+    out.push_back(r);
+    return out;
+  };
+  const auto one = run(1);
+  const auto two = run(2);
+  REQUIRE(two.size() == one.size());
+  for (std::size_t i = 0; i < one.size(); ++i) {
+    INFO("output " << i);
+    REQUIRE(two[i] == one[i]);
+  }
+  // activate_gated is activate, then the float32 product
+  std::vector<float> a = x, g = x;
+  attnscope::ops::activate(attnscope::ops::Activation::kSilu, a);
+  attnscope::ops::activate_gated(attnscope::ops::Activation::kSilu, g, gate);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] *= gate[i];
+  REQUIRE(g == a);
+}
+
 TEST_CASE("multi_head_attention: threads over heads equal one thread, with and without weights", "[attention][parallel]") {
   const int nq = 67, nk = 131, d_model = 96, heads = 6;
   const auto query = random_vec(static_cast<std::size_t>(nq) * d_model, 31);
@@ -208,4 +333,43 @@ TEST_CASE("multi_head_attention: threads over heads equal one thread, with and w
                                           d_model, p, {}, true);
     attnscope::test::check_close(one.value().output, want.output, 1e-4, 1e-3, "multi_head_attention output");
   }
+}
+
+TEST_CASE("tiled_attention: (head, query block) pieces over threads give the one-thread result, summaries too",
+          "[attention][parallel]") {
+  // 9 heads sharing 3 K/V heads (SmolLM2), 300 causal queries (5 blocks of 64, the last short), a window, padding
+  const int n = 300, heads = 9, kv = 3, hd = 64;
+  const auto q = random_vec(static_cast<std::size_t>(n) * heads * hd, 51);
+  const auto k = random_vec(static_cast<std::size_t>(n) * kv * hd, 52);
+  const auto v = random_vec(static_cast<std::size_t>(n) * kv * hd, 53);
+  const std::vector<std::uint8_t> keep = {1, 1, 0, 1, 1, 1, 1, 1, 1};  // head 2 ablated
+  at::TiledArgs a;
+  a.q = q;
+  a.k = k;
+  a.v = v;
+  a.nq = a.nk = n;
+  a.num_heads = heads;
+  a.kv_heads = kv;
+  a.head_dim = hd;
+  a.causal = true;
+  a.window = 200;
+  a.nk_real = 290;
+  a.head_keep = keep;
+  a.summaries = true;
+  a.summary_rows = 290;
+  a.top_k = 3;
+  const at::TiledOutput one = at::tiled_attention(a);
+  for (const int t : {2, 4}) {
+    const Threads threads(t);
+    const at::TiledOutput many = at::tiled_attention(a);
+    REQUIRE(many.concat == one.concat);
+    REQUIRE(many.summary.entropy == one.summary.entropy);
+    REQUIRE(many.summary.distance == one.summary.distance);
+    REQUIRE(many.summary.sink == one.summary.sink);
+    REQUIRE(many.summary.top_ids == one.summary.top_ids);
+    REQUIRE(many.summary.top_weights == one.summary.top_weights);
+  }
+  // the entropy of a summarised head is a mean over its rows of non-negative entropies; the ablated head's is 0
+  REQUIRE(one.summary.entropy[2] == 0.0f);
+  REQUIRE(one.summary.entropy[0] > 0.0f);
 }

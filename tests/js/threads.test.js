@@ -11,7 +11,7 @@ import { createAttnScope } from 'attnscope';
 import { makeGpt2TokenizerJson } from '../fixtures/hf/make_gpt2_tokenizer_json.mjs';
 import { assertClose, mhaReference, randomF32, root } from './helpers.js';
 import { layout } from './support/safetensors.mjs';
-import { llamaTensors } from './support/llama.mjs';
+import { llamaCheckpoint, llamaTensors } from './support/llama.mjs';
 
 const scalarOnly = process.env.ATTNSCOPE_SIMD === 'false';
 const one = await createAttnScope({ simd: scalarOnly ? false : 'auto', threads: 1 });
@@ -55,6 +55,20 @@ test('multiHeadAttention: 2 threads equal 1 thread and the float64 reference (n 
   const r3 = two.multiHeadAttention({ ...args, needWeights: false, causal: true });
   const r4 = one.multiHeadAttention({ ...args, needWeights: false, causal: true });
   assertClose(r3.output, r4.output, { atol: 1e-6, rtol: 1e-6, what: 'causal output without weights' });
+});
+
+test('multiHeadAttention: 9 heads on 2 threads (18 half-heads: rows split inside a head) equal 1 thread bit for bit', { skip: scalarOnly && 'threads need SIMD128' }, () => {
+  const n = 128, d = 288, h = 9;
+  const w = { wq: randomF32(d * d, 12, 0.1), wk: randomF32(d * d, 13, 0.1), wv: randomF32(d * d, 14, 0.1), wo: randomF32(d * d, 15, 0.1) };
+  const mask = new Uint8Array(n * n).map((_, i) => (i % 7 === 3 ? 0 : 1));
+  for (const extra of [{ causal: true }, { mask }, { causal: true, mask, needWeights: false }]) {
+    const args = { query: randomF32(n * d, 11), nq: n, dModel: d, numHeads: h, ...w, ...extra };
+    const r1 = one.multiHeadAttention(args);
+    const r2 = two.multiHeadAttention(args);
+    const what = Object.keys(extra).join(', ');
+    assert.deepEqual(Array.from(r2.output), Array.from(r1.output), `output (${what})`);
+    if (r1.weights) assert.deepEqual(Array.from(r2.weights), Array.from(r1.weights), `weights (${what})`);
+  }
 });
 
 test('model.run: the english bundled model with 2 threads equals 1 thread', { skip: scalarOnly && 'threads need SIMD128' }, async () => {
@@ -139,6 +153,43 @@ test('loadPretrained: a tied BF16 head of 32,768 rows split over 2 threads gives
     assert.ok(Math.max(...r1.next.ids) > 256, 'the top-50 reaches rows past the tokenizer\'s own ids');
     const g1 = m1.generate(text, { maxNewTokens: 6 });
     const g2 = m2.generate(text, { maxNewTokens: 6 });
+    assert.deepEqual(Array.from(g2.ids), Array.from(g1.ids));
+  } finally {
+    m1.delete();
+    m2.delete();
+  }
+});
+
+// A SmolLM2-shaped layer (hidden 576, 9 query heads sharing 3 K/V heads, intermediate 1,536) and a 256-token prompt:
+// large enough that every piece issue 30 put on the pool runs there at 2 threads — the SiLU gate, the RMSNorms, RoPE,
+// the attention in 18 half-heads (9 heads do not divide over 2 threads), and in decoding the 576-wide GEMVs.
+test('loadPretrained: a 9-head BF16 Llama layer with 2 threads gives the 1-thread results bit for bit (prefill and decode)', { skip: scalarOnly && 'threads need SIMD128' }, async () => {
+  const config = {
+    model_type: 'llama', vocab_size: 1024, hidden_size: 576, intermediate_size: 1536, num_hidden_layers: 1,
+    num_attention_heads: 9, num_key_value_heads: 3, head_dim: 64, max_position_embeddings: 1024, rms_norm_eps: 1e-5,
+    rope_theta: 100000, tie_word_embeddings: true, bos_token_id: 256, eos_token_id: 257,
+  };
+  const files = {
+    config: JSON.stringify(config), weights: llamaCheckpoint(config, { scale: 0.1 }),
+    tokenizer: readFileSync(new URL('../fixtures/modern/llama-bf16-tied-mqa-headdim-linear-v5/tokenizer.json', import.meta.url), 'utf8'),
+  };
+  const m1 = await one.loadPretrained(files);
+  const m2 = await two.loadPretrained(files);
+  try {
+    const text = 'The quick brown fox jumps over the lazy dog. '.repeat(6).slice(0, 256);
+    for (const trace of ['none', 'weights']) {
+      const r1 = m1.run(text, { trace, topK: 20 });
+      const r2 = m2.run(text, { trace, topK: 20 });
+      assert.ok(r1.n >= 256, `${r1.n} tokens`);
+      assert.deepEqual(Array.from(r2.next.ids), Array.from(r1.next.ids));
+      assert.deepEqual(Array.from(r2.next.probs), Array.from(r1.next.probs), `next-token probabilities (trace '${trace}')`);
+      assert.deepEqual(Array.from(r2.output), Array.from(r1.output), `last hidden state (trace '${trace}')`);
+      if (trace === 'weights') {
+        assert.deepEqual(Array.from(r2.layers[0].attention.weights), Array.from(r1.layers[0].attention.weights), 'attention weights');
+      }
+    }
+    const g1 = m1.generate(text.slice(0, 40), { maxNewTokens: 8 });
+    const g2 = m2.generate(text.slice(0, 40), { maxNewTokens: 8 });
     assert.deepEqual(Array.from(g2.ids), Array.from(g1.ids));
   } finally {
     m1.delete();
