@@ -77,6 +77,8 @@ std::vector<std::string> decoder_model_types();
 // The encoder-decoder checkpoints' config.json (hf_seq2seq_config.cpp): t5, mt5, bart, mbart, marian.
 core::Result<HfConfig> describe_seq2seq_hf(const HfFields& f, const std::string& model_type, const char* op);
 bool is_seq2seq_model_type(std::string_view model_type);
+// Those model_types, in the order describe_seq2seq_hf's families are written.
+std::vector<std::string> seq2seq_model_types();
 // generation_config.json over a config: eos_token_id, decoder_start_token_id, length_penalty, early_stopping
 // (messages name generationConfig).
 core::Status apply_generation_config(std::string_view json_text, HfConfig& c, const char* op);

@@ -133,13 +133,15 @@ core::Result<HfConfig> describe_hf(std::string_view config_json, const char* op)
   if (type.value() == "bert") return bert(f, op);
   if (is_decoder_model_type(type.value())) return describe_decoder_hf(f, type.value(), op);
   if (is_seq2seq_model_type(type.value())) return describe_seq2seq_hf(f, type.value(), op);
-  constexpr const char* kTypes =
-      "gpt2, bert, llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, phi3, t5, mt5, bart, mbart, marian";
+  // every model_type read above, from the owners of the decoder and encoder-decoder lists
+  std::string types = "gpt2, bert";
+  for (const std::string& t : decoder_model_types()) types += ", " + t;
+  for (const std::string& t : seq2seq_model_types()) types += ", " + t;
   if (type.value().empty()) {
-    return core::invalid_error(op, "config", std::string("config.model_type is required (") + kTypes + ")");
+    return core::invalid_error(op, "config", "config.model_type is required (" + types + ")");
   }
   return core::invalid_error(op, "config",
-                             "config.model_type " + core::quote(type.value(), '\'', 0) + " is not supported (" + kTypes + ")");
+                             "config.model_type " + core::quote(type.value(), '\'', 0) + " is not supported (" + types + ")");
 }
 
 }  // namespace attnscope::model

@@ -218,8 +218,13 @@ core::Result<HfConfig> bart_like(const HfFields& f, const std::string& type, HfC
 
 }  // namespace
 
+std::vector<std::string> seq2seq_model_types() { return {"t5", "mt5", "bart", "mbart", "marian"}; }
+
 bool is_seq2seq_model_type(std::string_view t) {
-  return t == "t5" || t == "mt5" || t == "bart" || t == "mbart" || t == "marian";
+  for (const std::string& known : seq2seq_model_types()) {
+    if (t == known) return true;
+  }
+  return false;
 }
 
 core::Result<HfConfig> describe_seq2seq_hf(const HfFields& f, const std::string& model_type, const char* op) {
