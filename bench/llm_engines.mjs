@@ -6,14 +6,16 @@
 // The checkpoint (made at bench time under build/bench/llm-<shape>/, never committed): bench/llm_ref.py writes the
 // Hugging Face Llama layout (config.json, BF16 model.safetensors, the byte-level tokenizer.json of tests/fixtures/
 // modern: id = byte value), the float64 reference (ref.json: next-token top-5 after the 128- and 512-byte prompts, the
-// greedy continuation of the 128-byte one) and the ONNX exports (model-128.onnx, model-512.onnx: torch.onnx of the
-// same forward in float32, logits of the last position). bench/gguf_writer.mjs converts the same safetensors to GGUF
+// greedy continuation of the 128-byte one) and the ONNX exports (onnx-128/model.onnx, onnx-512/model.onnx: torch.onnx
+// of the same forward in float32, logits of the last position; the 1B shape's tensors as external data files beside
+// them, since protobuf stops at 2 GB). bench/gguf_writer.mjs converts the same safetensors to GGUF
 // at F16 and Q8_0 (Q/K rows permuted for llama.cpp's RoPE). Every engine reads the same ASCII prompt, which each
 // tokenizer turns into one token per byte (checked: the prompt token counts are reported).
 //
 // Contestants: attnscope BF16 (weights kept 2 bytes) and weights8 (Q8_0 projections), wllama F16 and Q8_0,
 // onnxruntime-web FP32 and FP16 (prefill only: the export has no KV cache; FP16 is the FP32 export converted by
-// bench/onnx_fp16.mjs, computed in float16 by ORT, logits cast back to float32), each at 1 and 2 threads, each in a fresh browser
+// bench/onnx_fp16.mjs: weights stored in float16, but ORT's wasm CPU provider has no float16 MatMul / Add / Mul /
+// Softmax kernels and computes those in float32 between Casts, bench/ort_fp16_kernels.mjs), each at 1 and 2 threads, each in a fresh browser
 // (COOP/COEP headers: SharedArrayBuffer for the threaded builds). Measures: load (fetch excluded), prefill of 128 and
 // 512 tokens (attnscope: run with trace 'none'; wllama: llama-server's timings.prompt_ms of a 1-token completion with
 // cache_prompt false; ORT: session.run), decode tokens/s over 64 new tokens (attnscope: generate(64) − generate(1)
@@ -37,7 +39,7 @@ import { fileURLToPath } from 'node:url';
 
 import { CHROMIUM, TYPES, chromiumMemory, inChromium } from './chromium_support.mjs';
 import { writeLlamaGguf } from './gguf_writer.mjs';
-import { toFloat16 } from './onnx_fp16.mjs';
+import { externalFiles, toFloat16 } from './onnx_fp16.mjs';
 import { pkgDir } from './ort_node.mjs';
 import { memCopyRate, simdPeak } from './probes.mjs';
 
@@ -66,21 +68,31 @@ const prompt = (n) => 'The quick brown fox jumps over the lazy dog. '.repeat(Mat
 function prepare() {
   mkdirSync(DIR, { recursive: true });
   const ort = ONLY.includes('ort') || ONLY.includes('ort16');
-  const need = ['model.safetensors', 'ref.json', ...(ort ? LENGTHS.map((n) => `model-${n}.onnx`) : [])];
+  const need = ['model.safetensors', 'ref.json', ...(ort ? LENGTHS.map((n) => `onnx-${n}/model.onnx`) : [])];
   if (need.some((f) => !existsSync(join(DIR, f)))) {
-    console.error(`llm_engines: writing the ${SHAPE} checkpoint, its float64 reference and ONNX exports (bench/llm_ref.py) …`);
+    // a checkpoint with its reference needs only the exports (the 1B reference took an hour)
+    const exportsOnly = existsSync(join(DIR, 'model.safetensors')) && existsSync(join(DIR, 'ref.json'));
+    console.error(`llm_engines: writing the ${SHAPE} ${exportsOnly ? 'ONNX exports' : 'checkpoint, its float64 reference and ONNX exports'} (bench/llm_ref.py) …`);
     const r = spawnSync('/usr/bin/python3', [join(ROOT, 'bench', 'llm_ref.py'), DIR, SHAPE, String(SEED),
-      ...(ort ? ['--onnx', ...LENGTHS.map(String)] : [])], { stdio: 'inherit' });
+      ...(ort ? ['--onnx', ...LENGTHS.map(String)] : []), ...(exportsOnly ? ['--onnx-only'] : [])], { stdio: 'inherit' });
     if (r.status !== 0) throw new Error('llm_engines: bench/llm_ref.py failed');
   }
   // FP16 for onnxruntime-web: the float32 export converted (bench/onnx_fp16.mjs; torch 1.13 cannot trace float16 on
-  // the CPU)
+  // the CPU); past 2 GB the float32 export's tensors are external data (one file per tensor), the FP16 model's are in
+  // one file, onnx-<n>/model-fp16.onnx.data
   for (const n of ONLY.includes('ort16') ? LENGTHS : []) {
-    const out = join(DIR, `model-${n}-fp16.onnx`);
+    const out = join(DIR, `onnx-${n}`, 'model-fp16.onnx');
     if (existsSync(out)) continue;
-    const { bytes, ops } = toFloat16(readFileSync(join(DIR, `model-${n}.onnx`)));
+    const src = readFileSync(join(DIR, `onnx-${n}`, 'model.onnx'));
+    const t0 = performance.now();
+    const { bytes, ops } = toFloat16(src, externalFiles(src).length ? { dir: join(DIR, `onnx-${n}`), data: `${out}.data` } : {});
     writeFileSync(out, bytes);
-    console.error(`llm_engines: ${out} (${(bytes.length / 1e6).toFixed(0)} MB; ops ${ops.join(', ')})`);
+    console.error(`llm_engines: ${out} (${(bytes.length / 1e6).toFixed(0)} MB${existsSync(`${out}.data`) ? ` + ${(statSync(`${out}.data`).size / 1e6).toFixed(0)} MB of external data` : ''}, ${((performance.now() - t0) / 1e3).toFixed(0)} s; ops ${ops.join(', ')})`);
+  }
+  // the external data files of each ONNX model, which the page passes to onnxruntime-web (`externalData`)
+  const external = {};
+  for (const suffix of [...(ONLY.includes('ort') ? [''] : []), ...(ONLY.includes('ort16') ? ['-fp16'] : [])]) {
+    for (const n of LENGTHS) external[`${n}${suffix}`] = externalFiles(readFileSync(join(DIR, `onnx-${n}`, `model${suffix}.onnx`)));
   }
   const config = JSON.parse(readFileSync(join(DIR, 'config.json'), 'utf8'));
   // GGUF for llama.cpp, in files of at most --split-mb (1,500 MB) (wllama reads no file over 2 GB: an ArrayBuffer's limit; the
@@ -93,7 +105,7 @@ function prepare() {
     writeFileSync(list, JSON.stringify(paths.map((p) => basename(p))));
     console.error(`llm_engines: ${paths.join(', ')} (${(bytes / 1e6).toFixed(0)} MB, ${((performance.now() - t0) / 1e3).toFixed(0)} s)`);
   }
-  return { config, ref: JSON.parse(readFileSync(join(DIR, 'ref.json'), 'utf8')) };
+  return { config, ref: JSON.parse(readFileSync(join(DIR, 'ref.json'), 'utf8')), external };
 }
 
 // ---- loopback server with cross-origin isolation
@@ -194,15 +206,19 @@ async function pageWllama({ threads, type, lengths, newTokens, promptSrc }) {
   return res;
 }
 
-async function pageOrt({ threads, lengths, promptSrc, suffix = '' }) {
+async function pageOrt({ threads, lengths, promptSrc, suffix = '', external }) {
   const prompt = new Function(`return (${promptSrc})`)();
   const ort = await import('/ort/ort.wasm.bundle.min.mjs');
   ort.env.wasm.numThreads = threads;
   const res = { threads, loadMs: null, loadMsByLength: {}, prefill: {}, next: {}, promptTokens: {} };
   for (const n of lengths) {
-    const bytes = new Uint8Array(await (await fetch(`/model/model-${n}${suffix}.onnx`)).arrayBuffer());
+    const bytes = new Uint8Array(await (await fetch(`/model/onnx-${n}/model${suffix}.onnx`)).arrayBuffer());
     let t = performance.now();
-    const session = await ort.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
+    // external data (models past 2 GB): onnxruntime-web fetches each file itself (past 1 GB into one buffer of the
+    // file's size) and copies the tensors into its wasm memory at session creation
+    const externalData = external[`${n}${suffix}`].map((f) => ({ path: f, data: `/model/onnx-${n}/${f}` }));
+    const session = await ort.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: 'all',
+      ...(externalData.length ? { externalData } : {}) });
     res.loadMsByLength[n] = performance.now() - t;
     res.loadMs ??= res.loadMsByLength[n];
     const ids = new ort.Tensor('int64', BigInt64Array.from([...new TextEncoder().encode(prompt(n))].map(BigInt)), [n]);
@@ -270,7 +286,7 @@ function check(r, ref) {
   return { next, greedy: r.greedy ? `${agree}/${want.length}` : '—' };
 }
 
-function report(results, ref, config, meta) {
+function report(results, failures, ref, config, meta) {
   const L = [];
   const fmt = (x, d = 0) => (x == null ? '—' : x.toFixed(d));
   const key = (j) => `${j.label}|${j.threads}`;
@@ -320,6 +336,7 @@ function report(results, ref, config, meta) {
   L.push(`| decode, attnscope BF16: weight bytes read per second ÷ memory-copy probe | ≥ 0.6 | ${[1, 2].map((t) => (THREADS.includes(t) && gbs(t) && meta.copy ? `${gbs(t).toFixed(2)} GB/s ÷ ${meta.copy.toFixed(2)} = ${(gbs(t) / meta.copy).toFixed(2)}` : '—')).join(' | ')} |`);
   L.push('', `Decode reads ${(bytesPerToken / 1e6).toFixed(0)} MB of BF16 weights per token (projections + the tied head). Memory-copy probe (\`memory.copy\` of 64 MiB, Node, one thread, bytes copied per second) at the start of each round: ${meta.copies.map((x) => x.toFixed(2)).join(', ')} GB/s.`);
   for (const r of results) if (r.out.pageErrors) L.push(`Page errors (${r.job.label}, ${r.job.threads} threads): ${r.out.pageErrors.join('; ')}`);
+  for (const f of failures) L.push('', `Failed (${f.job.label}, ${f.job.threads} thread(s), round ${f.round + 1}): ${f.error}`);
   return L.join('\n');
 }
 
@@ -327,19 +344,20 @@ async function main() {
   if (arg('phase') === 'node') return phaseNode();
   const started = new Date();
   const load = os.loadavg();
-  const { config, ref } = prepare();
+  const { config, ref, external } = prepare();
   const probe = await simdPeak('muladd');
   const jobs = [];
   for (const t of THREADS) {
     if (ONLY.includes('attnscope')) jobs.push({ engine: 'attnscope', label: 'attnscope BF16', weights8: false, threads: t },
       { engine: 'attnscope', label: 'attnscope weights8', weights8: true, threads: t });
     if (ONLY.includes('wllama')) jobs.push(...WLLAMA.map((type) => ({ engine: 'wllama', label: `wllama ${type}`, type, threads: t })));
-    if (ONLY.includes('ort')) jobs.push({ engine: 'ort', label: 'onnxruntime-web FP32', threads: t });
-    if (ONLY.includes('ort16')) jobs.push({ engine: 'ort16', label: 'onnxruntime-web FP16', suffix: '-fp16', threads: t });
+    if (ONLY.includes('ort')) jobs.push({ engine: 'ort', label: 'onnxruntime-web FP32', external, threads: t });
+    if (ONLY.includes('ort16')) jobs.push({ engine: 'ort16', label: 'onnxruntime-web FP16', suffix: '-fp16', external, threads: t });
     if (ONLY.includes('node')) jobs.push({ engine: 'node', label: 'attnscope BF16 (Node)', weights8: false, threads: t });
   }
   const { server, base } = await startServer();
   const results = [];
+  const failures = [];
   const copies = [];
   try {
     for (let round = 0; round < ROUNDS; round++) {
@@ -352,6 +370,7 @@ async function main() {
           console.error(`llm_engines: round ${round + 1}/${ROUNDS} ${job.label} ×${job.threads}: load ${out.loadMs.toFixed(0)} ms, prefill ${LENGTHS.map((n) => out.prefill[n]?.toFixed(0)).join(' / ')} ms, decode ${out.decode?.perS?.toFixed(1) ?? '—'} tok/s, next ${LENGTHS.map((n) => out.next[n]?.[0]).join(' / ')} (ref ${LENGTHS.map((n) => ref.prompts[n].ids[0]).join(' / ')}), greedy ${out.greedy?.slice(0, 4).join(',') ?? '—'} (${((performance.now() - t0) / 1e3).toFixed(0)} s)`);
         } catch (e) {
           console.error(`llm_engines: ${job.label} ×${job.threads} failed: ${e.message}`);
+          failures.push({ job, round, error: e.message.split('\n')[0] });  // the table says so (first line: no stack)
         }
       }
     }
@@ -363,10 +382,10 @@ async function main() {
   const cpu = (readFileSync('/proc/cpuinfo', 'utf8').match(/model name\s*:\s*(.*)/) ?? [0, '?'])[1];
   const meta = { date: started.toISOString().slice(0, 16).replace('T', ' ') + ' UTC', cpu, load, loadEnd: os.loadavg(), chromium,
     wllama: version('@wllama/wllama'), ort: version('onnxruntime-web'), probe, copy: median(copies), copies };
-  const table = report(results, ref, config, meta);
+  const table = report(results, failures, ref, config, meta);
   console.log(table);
   writeFileSync(OUT, table + '\n');
-  writeFileSync(OUT.replace(/\.md$/, '.json'), JSON.stringify({ meta, ref, results }, null, 1));
+  writeFileSync(OUT.replace(/\.md$/, '.json'), JSON.stringify({ meta, ref, results, failures }, null, 1));
 }
 
 await main();

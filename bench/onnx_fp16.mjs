@@ -9,11 +9,20 @@
 // back to float32 (so the page reads Float32Array logits). Inputs that are float32 stay so, with a Cast to float16
 // after them. Cos, Sin and Trilu keep float32 between two Casts (below). Node types the converted graph contains are returned for the report; an op onnxruntime-web has no
 // float16 kernel for fails at session creation, with ORT's message.
+//
+// Models past protobuf's 2 GB (the Llama-3.2-1B shape: 4.9 GB of float32) keep their tensors as ONNX external data:
+// TensorProto.data_location EXTERNAL, external_data { location (a file beside the model), offset, length }. torch.onnx
+// (1.13) writes one file per tensor; the converted model gets one file (`data`) holding every external tensor,
+// float16 or not, at 4,096-byte aligned offsets, so onnxruntime-web's `externalData` option lists a single file.
+import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { basename, join } from 'node:path';
+
 import onnxProto from 'onnx-proto';
 
 const { onnx } = onnxProto;
 const FLOAT = onnx.TensorProto.DataType.FLOAT;
 const FLOAT16 = onnx.TensorProto.DataType.FLOAT16;
+const EXTERNAL = onnx.TensorProto.DataLocation.EXTERNAL;
 
 const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
@@ -43,20 +52,57 @@ export function halfBits(x) {
   return sign | (half + (rest > 0x1000 || (rest === 0x1000 && (half & 1)) ? 1 : 0));
 }
 
-function tensorToHalf(t) {
-  if (t.dataType !== FLOAT) return;
-  let values;
-  if (t.rawData?.length) {
-    const raw = t.rawData;
-    values = new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
-  } else {
-    values = Float32Array.from(t.floatData ?? []);
+const entries = (t) => Object.fromEntries((t.externalData ?? []).map(({ key, value }) => [key, value]));
+
+/** The bytes of external tensor t, read from `dir` (its location, offset and length). */
+function readExternal(t, dir) {
+  const { location, offset = '0', length } = entries(t);
+  if (!location) throw new Error(`onnx_fp16: tensor ${t.name}: external data without a location`);
+  const fd = openSync(join(dir, location), 'r');
+  try {
+    const at = Number(offset);
+    const n = length != null ? Number(length) : fstatSync(fd).size - at;
+    const out = new Uint8Array(n);
+    for (let done = 0; done < n;) {
+      const got = readSync(fd, out, done, n - done, at + done);
+      if (!got) throw new Error(`onnx_fp16: tensor ${t.name}: ${location} ends before offset ${at} + ${n}`);
+      done += got;
+    }
+    return out;
+  } finally {
+    closeSync(fd);
   }
-  const half = new Uint16Array(values.length);
-  for (let i = 0; i < values.length; i++) half[i] = halfBits(values[i]);
-  t.dataType = FLOAT16;
-  t.floatData = [];
-  t.rawData = new Uint8Array(half.buffer);
+}
+
+/** Tensor t's float32 values to float16 (in place); external tensors, of any type, move to ext's file. */
+function tensorToHalf(t, ext) {
+  const external = t.dataLocation === EXTERNAL;
+  if (t.dataType !== FLOAT && !external) return;
+  if (external && !ext) throw new Error(`onnx_fp16.toFloat16: tensor ${t.name} has external data: pass { dir, data }`);
+  let raw = external ? readExternal(t, ext.dir) : t.rawData;
+  if (t.dataType === FLOAT) {
+    const values = raw?.length ? new Float32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength))
+      : Float32Array.from(t.floatData ?? []);
+    const half = new Uint16Array(values.length);
+    for (let i = 0; i < values.length; i++) half[i] = halfBits(values[i]);
+    t.dataType = FLOAT16;
+    t.floatData = [];
+    raw = new Uint8Array(half.buffer);
+  }
+  if (!external) { t.rawData = raw; return; }
+  const offset = Math.ceil(ext.offset / 4096) * 4096;
+  for (let done = 0; done < raw.length;) done += writeSync(ext.fd, raw, done, raw.length - done, offset + done);
+  ext.offset = offset + raw.length;
+  t.rawData = new Uint8Array(0);
+  t.externalData = [{ key: 'location', value: basename(ext.path) }, { key: 'offset', value: String(offset) },
+    { key: 'length', value: String(raw.length) }];
+}
+
+/** The external data files an ONNX model's tensors name (initializers and node attributes), in first-use order. */
+export function externalFiles(bytes) {
+  const g = onnx.ModelProto.decode(bytes).graph;
+  const tensors = [...g.initializer, ...g.node.flatMap((n) => n.attribute.map((a) => a.t).filter(Boolean))];
+  return [...new Set(tensors.filter((t) => t.dataLocation === EXTERNAL).map((t) => entries(t).location))];
 }
 
 const KEEP_FLOAT32 = new Set(['Cos', 'Sin', 'Trilu']);
@@ -70,16 +116,22 @@ function infoToHalf(v) {
   if (v.type?.tensorType?.elemType === FLOAT) v.type.tensorType.elemType = FLOAT16;
 }
 
-/** Bytes of a float32 ONNX model → { bytes, ops } of its float16 twin (see the header). */
-export function toFloat16(bytes) {
+/** Bytes of a float32 ONNX model → { bytes, ops } of its float16 twin (see the header). A model with external data
+ *  needs `dir` (the folder its files are in) and `data` (the path of the one external data file written). */
+export function toFloat16(bytes, { dir, data } = {}) {
   const model = onnx.ModelProto.decode(bytes);
   const g = model.graph;
-  for (const t of g.initializer) tensorToHalf(t);
+  const ext = data ? { dir, path: data, fd: openSync(data, 'w'), offset: 0 } : null;
+  try {
+    for (const t of g.initializer) tensorToHalf(t, ext);
+    for (const n of g.node) for (const a of n.attribute) if (a.t) tensorToHalf(a.t, ext);
+  } finally {
+    if (ext) closeSync(ext.fd);
+  }
   const ops = new Set();
   for (const n of g.node) {
     ops.add(n.opType);
     for (const a of n.attribute) {
-      if (a.t) tensorToHalf(a.t);
       if (n.opType === 'Cast' && a.name === 'to' && Number(a.i?.toNumber?.() ?? a.i) === FLOAT) a.i = FLOAT16;
     }
   }
