@@ -6,6 +6,7 @@
 #include <wasm_simd128.h>
 
 #include "kernels/kernel_list.h"
+#include "kernels/x16-wasmsimd.h"
 
 namespace attnscope::kernels {
 
@@ -24,6 +25,12 @@ float f32_dot__wasmsimd(std::size_t n, const float* a, const float* b) {
               (wasm_f32x4_extract_lane(vacc0, 2) + wasm_f32x4_extract_lane(vacc0, 3));
   for (; i < n; ++i) acc += a[i] * b[i];
   return acc;
+}
+
+// a float32 tied head's logits, 4 rows at a time (x16-wasmsimd.h row_dots)
+void f32_row_dots_4__wasmsimd(std::size_t rows, std::size_t n, const float* h, const float* t, std::size_t ldt,
+                              float* out) {
+  x16::row_dots<x16::F32Load8>(rows, n, h, t, ldt, out);
 }
 
 }  // namespace attnscope::kernels

@@ -26,9 +26,10 @@ struct KernelEntries {
   std::vector<KernelEntry<UnaryFn>> relu, gelu, tanh;
   std::vector<KernelEntry<AddFn>> add;
   std::vector<KernelEntry<DotFn>> dot;
+  std::vector<KernelEntry<RowDotsFn>> row_dots;
   std::vector<KernelEntry<GemmNNHalfFn>> gemm_nn_bf16, gemm_nn_f16;
   std::vector<KernelEntry<GemvHalfFn>> gemv_bf16, gemv_f16;
-  std::vector<KernelEntry<DotHalfFn>> dot_bf16, dot_f16;
+  std::vector<KernelEntry<RowDotsHalfFn>> row_dots_bf16, row_dots_f16;
   std::vector<KernelEntry<CvtHalfFn>> cvt_bf16, cvt_f16;
   std::vector<KernelEntry<GemmNNQ8Fn>> gemm_nn_q8;
   std::vector<KernelEntry<QuantizeQ8Fn>> quantize_q8;

@@ -27,12 +27,13 @@
   X(tanh, scalar, f32_vtanh__scalar, 1)                        \
   X(add, scalar, f32_vadd__scalar, 1)                          \
   X(dot, scalar, f32_dot__scalar, 1)                          \
+  X(row_dots, scalar, f32_row_dots__scalar, 1)                \
   X(gemm_nn_bf16, scalar, bf16_gemm_nn__scalar, 1x1)          \
   X(gemm_nn_f16, scalar, f16_gemm_nn__scalar, 1x1)            \
   X(gemv_bf16, scalar, bf16_gemv__scalar, 1)                  \
   X(gemv_f16, scalar, f16_gemv__scalar, 1)                    \
-  X(dot_bf16, scalar, bf16_dot__scalar, 1)                    \
-  X(dot_f16, scalar, f16_dot__scalar, 1)                      \
+  X(row_dots_bf16, scalar, bf16_row_dots__scalar, 1)          \
+  X(row_dots_f16, scalar, f16_row_dots__scalar, 1)            \
   X(cvt_bf16, scalar, bf16_cvt__scalar, 1)                    \
   X(cvt_f16, scalar, f16_cvt__scalar, 1)                      \
   X(gemm_nn_q8, scalar, q8_gemm_nn__scalar, 1x1)              \
@@ -51,12 +52,13 @@
   X(tanh, wasmsimd, f32_vtanh__wasmsimd_p5, 4)                 \
   X(add, wasmsimd, f32_vadd__wasmsimd, 4)                      \
   X(dot, wasmsimd, f32_dot__wasmsimd, 4)                      \
+  X(row_dots, wasmsimd, f32_row_dots_4__wasmsimd, 4)          \
   X(gemm_nn_bf16, wasmsimd, bf16_gemm_nn_4x8__wasmsimd, 4x8)  \
   X(gemm_nn_f16, wasmsimd, f16_gemm_nn_4x8__wasmsimd, 4x8)    \
   X(gemv_bf16, wasmsimd, bf16_gemv_32__wasmsimd, 32)          \
   X(gemv_f16, wasmsimd, f16_gemv_32__wasmsimd, 32)            \
-  X(dot_bf16, wasmsimd, bf16_dot__wasmsimd, 16)               \
-  X(dot_f16, wasmsimd, f16_dot__wasmsimd, 16)                 \
+  X(row_dots_bf16, wasmsimd, bf16_row_dots_4__wasmsimd, 4)    \
+  X(row_dots_f16, wasmsimd, f16_row_dots_4__wasmsimd, 4)      \
   X(cvt_bf16, wasmsimd, bf16_cvt__wasmsimd, 8)                \
   X(cvt_f16, wasmsimd, f16_cvt__wasmsimd, 8)                  \
   X(gemm_nn_q8, wasmsimd, q8_gemm_nn_4x8__wasmsimd, 4x8)      \

@@ -31,6 +31,9 @@ using UnaryFn = void (*)(std::size_t n, const float* x, float* y);
 using AddFn = void (*)(std::size_t n, const float* a, const float* b, float* y);
 // sum_i a[i] * b[i]
 using DotFn = float (*)(std::size_t n, const float* a, const float* b);
+// out[r] = sum_i h[i] * t[r·ldt + i] for r < rows (a float32 tied head's logits; ldt >= n), each out[r] independent
+// of `rows` and of r's place among them, as RowDotsHalfFn (below).
+using RowDotsFn = void (*)(std::size_t rows, std::size_t n, const float* h, const float* t, std::size_t ldt, float* out);
 
 // Half-width weights (issue 30): B / W / x hold 16-bit patterns as a checkpoint stores them, BF16 (the top half of
 // a float32: widened by a 16-bit shift, exact) or IEEE F16 (widened exactly by bit manipulation: normals,
@@ -43,8 +46,11 @@ using GemmNNHalfFn = void (*)(int m, int n, int k, float alpha, const float* a, 
 // row-major (ldw >= n). Overwrites y. Reads each weight once: bound by memory bandwidth.
 using GemvHalfFn = void (*)(int k, int n, const float* x, const std::uint16_t* w, int ldw, const float* bias,
                             float* y);
-// sum_i a[i] * widen(b[i]) (a tied head's logit against one half-width embedding row).
-using DotHalfFn = float (*)(std::size_t n, const float* a, const std::uint16_t* b);
+// out[r] = sum_i h[i] * widen(t[r·ldt + i]) for r < rows, i < n (a tied head's logits against `rows` half-width
+// embedding rows; ldt >= n). Each out[r] is the same operations in the same order whatever `rows` is and wherever row
+// r falls among them, so the rows may be split anyhow (over threads) without changing a bit of any result.
+using RowDotsHalfFn = void (*)(std::size_t rows, std::size_t n, const float* h, const std::uint16_t* t, std::size_t ldt,
+                               float* out);
 // y[i] = widen(x[i]) (an embedding row).
 using CvtHalfFn = void (*)(std::size_t n, const std::uint16_t* x, float* y);
 
@@ -84,9 +90,10 @@ struct KernelTable {
   UnaryFn tanh;
   AddFn add;
   DotFn dot;
+  RowDotsFn row_dots;
   GemmNNHalfFn gemm_nn_bf16, gemm_nn_f16;
   GemvHalfFn gemv_bf16, gemv_f16;
-  DotHalfFn dot_bf16, dot_f16;
+  RowDotsHalfFn row_dots_bf16, row_dots_f16;
   CvtHalfFn cvt_bf16, cvt_f16;
   GemmNNQ8Fn gemm_nn_q8;
   QuantizeQ8Fn quantize_q8;

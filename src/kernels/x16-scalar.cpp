@@ -29,6 +29,12 @@ float dot_x16(std::size_t n, const float* a, const std::uint16_t* b) {
   return acc0 + acc1;
 }
 
+// one dot per row, each the same loop whatever the other rows
+template <class H>
+void row_dots_x16(std::size_t rows, std::size_t n, const float* h, const std::uint16_t* t, std::size_t ldt, float* out) {
+  for (std::size_t r = 0; r < rows; ++r) out[r] = dot_x16<H>(n, h, t + r * ldt);
+}
+
 template <class H>
 void cvt_x16(std::size_t n, const std::uint16_t* x, float* y) {
   for (std::size_t i = 0; i < n; ++i) y[i] = H::widen(x[i]);
@@ -50,8 +56,14 @@ void bf16_gemv__scalar(int k, int n, const float* x, const std::uint16_t* w, int
 void f16_gemv__scalar(int k, int n, const float* x, const std::uint16_t* w, int ldw, const float* bias, float* y) {
   gemv_x16<x16::F16>(k, n, x, w, ldw, bias, y);
 }
-float bf16_dot__scalar(std::size_t n, const float* a, const std::uint16_t* b) { return dot_x16<x16::Bf16>(n, a, b); }
-float f16_dot__scalar(std::size_t n, const float* a, const std::uint16_t* b) { return dot_x16<x16::F16>(n, a, b); }
+void bf16_row_dots__scalar(std::size_t rows, std::size_t n, const float* h, const std::uint16_t* t, std::size_t ldt,
+                           float* out) {
+  row_dots_x16<x16::Bf16>(rows, n, h, t, ldt, out);
+}
+void f16_row_dots__scalar(std::size_t rows, std::size_t n, const float* h, const std::uint16_t* t, std::size_t ldt,
+                          float* out) {
+  row_dots_x16<x16::F16>(rows, n, h, t, ldt, out);
+}
 void bf16_cvt__scalar(std::size_t n, const std::uint16_t* x, float* y) { cvt_x16<x16::Bf16>(n, x, y); }
 void f16_cvt__scalar(std::size_t n, const std::uint16_t* x, float* y) { cvt_x16<x16::F16>(n, x, y); }
 

@@ -1,5 +1,5 @@
 // x16-wasmsimd.cpp: SIMD128 half-width weight kernels besides the GEMM (which shares the 4x8 driver in
-// f32-gemm-4x8-wasmsimd.cpp): GEMV for decoding, the dot of a tied head, the widening of embedding rows.
+// f32-gemm-4x8-wasmsimd.cpp): GEMV for decoding, the row dots of a tied head (x16-wasmsimd.h), the widening of embedding rows.
 // Layer: kernels; compiled only with -msimd128. Weights are widened in registers (x16-wasmsimd.h), never stored.
 // GEMV: 4 rows of W at a time, each swept over all columns in memory order (16 columns per step: 4 f32x4 of y
 // loaded, updated by the 4 rows, stored; y stays in L1), 8-column and scalar tails. It replaced a 32-column strip
@@ -68,24 +68,6 @@ void gemv_x16_simd(int k, int n, const float* x, const std::uint16_t* w, int ldw
 }
 
 template <class V, class H>
-float dot_x16_simd(std::size_t n, const float* a, const std::uint16_t* b) {
-  v128_t acc0 = wasm_f32x4_splat(0.0f), acc1 = acc0, acc2 = acc0, acc3 = acc0;
-  std::size_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const v128_t h0 = wasm_v128_load(b + i), h1 = wasm_v128_load(b + i + 8);
-    acc0 = wasm_f32x4_add(acc0, wasm_f32x4_mul(wasm_v128_load(a + i), V::lo(h0)));
-    acc1 = wasm_f32x4_add(acc1, wasm_f32x4_mul(wasm_v128_load(a + i + 4), V::hi(h0)));
-    acc2 = wasm_f32x4_add(acc2, wasm_f32x4_mul(wasm_v128_load(a + i + 8), V::lo(h1)));
-    acc3 = wasm_f32x4_add(acc3, wasm_f32x4_mul(wasm_v128_load(a + i + 12), V::hi(h1)));
-  }
-  acc0 = wasm_f32x4_add(wasm_f32x4_add(acc0, acc1), wasm_f32x4_add(acc2, acc3));
-  float acc = (wasm_f32x4_extract_lane(acc0, 0) + wasm_f32x4_extract_lane(acc0, 1)) +
-              (wasm_f32x4_extract_lane(acc0, 2) + wasm_f32x4_extract_lane(acc0, 3));
-  for (; i < n; ++i) acc += a[i] * H::widen(b[i]);
-  return acc;
-}
-
-template <class V, class H>
 void cvt_x16_simd(std::size_t n, const std::uint16_t* x, float* y) {
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -106,11 +88,13 @@ void f16_gemv_32__wasmsimd(int k, int n, const float* x, const std::uint16_t* w,
                            float* y) {
   gemv_x16_simd<x16::F16x8, x16::F16>(k, n, x, w, ldw, bias, y);
 }
-float bf16_dot__wasmsimd(std::size_t n, const float* a, const std::uint16_t* b) {
-  return dot_x16_simd<x16::Bf16x8, x16::Bf16>(n, a, b);
+void bf16_row_dots_4__wasmsimd(std::size_t rows, std::size_t n, const float* h, const std::uint16_t* t, std::size_t ldt,
+                               float* out) {
+  x16::row_dots<x16::HalfLoad8<x16::Bf16x8, x16::Bf16>>(rows, n, h, t, ldt, out);
 }
-float f16_dot__wasmsimd(std::size_t n, const float* a, const std::uint16_t* b) {
-  return dot_x16_simd<x16::F16x8, x16::F16>(n, a, b);
+void f16_row_dots_4__wasmsimd(std::size_t rows, std::size_t n, const float* h, const std::uint16_t* t, std::size_t ldt,
+                              float* out) {
+  x16::row_dots<x16::HalfLoad8<x16::F16x8, x16::F16>>(rows, n, h, t, ldt, out);
 }
 void bf16_cvt__wasmsimd(std::size_t n, const std::uint16_t* x, float* y) { cvt_x16_simd<x16::Bf16x8, x16::Bf16>(n, x, y); }
 void f16_cvt__wasmsimd(std::size_t n, const std::uint16_t* x, float* y) { cvt_x16_simd<x16::F16x8, x16::F16>(n, x, y); }

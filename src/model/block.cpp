@@ -2,6 +2,7 @@
 #include "model/block.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <utility>
 
@@ -30,13 +31,16 @@ namespace {
 // act(x W1 + b1) (⊙ (x W3 + b3)) for rows x [rows, d_model] -> h [rows, d_ff], in place.
 void ff_hidden_rows(std::span<const float> x, int rows, int d_model, int d_ff, const FeedForwardWeights& ff,
                     ops::Activation activation, bool gated, std::span<float> h, std::vector<float>& up) {
-  ops::linear(core::as_view(x, rows, d_model), ff.w1, ff.b1, core::MatView{h.data(), rows, d_ff, d_ff});
   if (!gated) {
+    ops::linear(core::as_view(x, rows, d_model), ff.w1, ff.b1, core::MatView{h.data(), rows, d_ff, d_ff});
     ops::activate(activation, h);
     return;
   }
   up.resize(h.size());
-  ops::linear(core::as_view(x, rows, d_model), ff.w3, ff.b3, core::MatView{up.data(), rows, d_ff, d_ff});
+  // gate and up in one pool loop for a decoding step's row (ops::linear_many)
+  const std::array<ops::LinearTarget, 2> gate_up{{{&ff.w1, ff.b1, core::MatView{h.data(), rows, d_ff, d_ff}},
+                                                  {&ff.w3, ff.b3, core::MatView{up.data(), rows, d_ff, d_ff}}}};
+  ops::linear_many(core::as_view(x, rows, d_model), gate_up);
   ops::activate_gated(activation, h, up);
 }
 
@@ -151,10 +155,13 @@ ProjectedQkv project_decoder(const BlockArgs& a, std::span<const float> in, cons
   const AttentionSettings& s = *a.attn;
   const int n = a.n, d = a.d_model, nh = a.num_heads;
   const int hd = s.head_dim > 0 ? s.head_dim : d / nh, nkv = s.kv_heads > 0 ? s.kv_heads : nh;
-  // 1. projections
-  std::vector<float> q = ops::linear(in, n, d, w.wq, nh * hd, w.bq);
-  std::vector<float> k = ops::linear(in, n, d, w.wk, nkv * hd, w.bk);
-  std::vector<float> v = ops::linear(in, n, d, w.wv, nkv * hd, w.bv);
+  // 1. projections (a decoding step's row: the three in one pool loop, ops::linear_many)
+  const auto rows_of = [n](int cols) { return std::vector<float>(static_cast<std::size_t>(n) * static_cast<std::size_t>(cols)); };
+  std::vector<float> q = rows_of(nh * hd), k = rows_of(nkv * hd), v = rows_of(nkv * hd);
+  const std::array<ops::LinearTarget, 3> qkv{{{&w.wq, w.bq, core::MatView{q.data(), n, nh * hd, nh * hd}},
+                                              {&w.wk, w.bk, core::MatView{k.data(), n, nkv * hd, nkv * hd}},
+                                              {&w.wv, w.bv, core::MatView{v.data(), n, nkv * hd, nkv * hd}}}};
+  ops::linear_many(core::as_view(in, n, d), qkv);
   // 2. per-head q/k norms, before RoPE
   if (s.has_qk_norm) {
     const bool plus_one = s.qk_norm == NormKind::kRmsPlusOne;

@@ -3,6 +3,7 @@
 #include "ops/linear.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -228,6 +229,38 @@ void linear(core::ConstMatView x, const core::WeightSpan& wv, std::span<const fl
   matmul_nn(x, core::ConstMatView{w.data(), x.cols, y.cols, y.cols}, y, 1.0f, b.empty() ? nullptr : b.data());
 }
 
+void linear_many(core::ConstMatView x, std::span<const LinearTarget> targets) {
+  // one row, half-width matrices, at most kMaxMany of them: the GEMV over the concatenation of their column blocks
+  constexpr std::size_t kMaxMany = 4;
+  bool fused = x.rows == 1 && targets.size() <= kMaxMany;
+  for (const LinearTarget& t : targets) fused = fused && !t.w->is_f32() && t.w->q8() == nullptr;
+  if (!fused) {
+    for (const LinearTarget& t : targets) linear(x, *t.w, t.b, t.y);
+    return;
+  }
+  const kernels::KernelTable& kt = kernels::active_kernels();
+  std::array<std::int64_t, kMaxMany + 1> first{};  // target i's blocks are [first[i], first[i + 1])
+  double work = 0.0;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    first[i + 1] = first[i] + (targets[i].y.cols + kGemvCols - 1) / kGemvCols;
+    work += gemv_flops(x, targets[i].y, 2.0);
+  }
+  const std::int64_t blocks = first[targets.size()];
+  // a piece may cover the end of one matrix and the start of the next: each gets its own GEMV call over its columns
+  // there (gemv_x16's, so each column is summed as in linear())
+  core::parallel_for(blocks, gemv_grain(blocks, kGemvGrain), work, [&](std::int64_t begin, std::int64_t end, int) {
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      const std::int64_t b0 = std::max(begin, first[i]), b1 = std::min(end, first[i + 1]);
+      if (b0 >= b1) continue;
+      const LinearTarget& t = targets[i];
+      const int j0 = static_cast<int>((b0 - first[i]) * kGemvCols);
+      const int j1 = static_cast<int>(std::min<std::int64_t>((b1 - first[i]) * kGemvCols, t.y.cols));
+      const kernels::GemvHalfFn gemv = t.w->type == core::WeightType::kBF16 ? kt.gemv_bf16 : kt.gemv_f16;
+      gemv(x.cols, j1 - j0, x.data, t.w->bits() + j0, t.y.cols, t.b.empty() ? nullptr : t.b.data() + j0, t.y.data + j0);
+    }
+  });
+}
+
 std::vector<float> linear(std::span<const float> x, int n, int in, const core::WeightSpan& w, int out,
                           std::span<const float> b) {
   std::vector<float> y(static_cast<std::size_t>(n) * static_cast<std::size_t>(out));
@@ -270,13 +303,6 @@ void weight_column(const core::WeightSpan& w, std::size_t rows, std::size_t cols
   for (std::size_t r = 0; r < rows; ++r) cvt(1, w.bits() + r * cols + col, &out[r]);
 }
 
-float weight_row_dot(std::span<const float> h, const core::WeightSpan& w, std::size_t row) {
-  const kernels::KernelTable& kt = kernels::active_kernels();
-  const std::size_t d = h.size();
-  if (w.is_f32()) return kt.dot(d, h.data(), w.f32().data() + row * d);
-  return (w.type == core::WeightType::kBF16 ? kt.dot_bf16 : kt.dot_f16)(d, h.data(), w.bits() + row * d);
-}
-
 std::size_t table_rows(const core::WeightSpan& w, std::size_t cols) {
   if (w.q8() == nullptr) return w.size() / cols;
   const auto B = static_cast<std::size_t>(kernels::kQ8Block);
@@ -302,12 +328,17 @@ void table_row_dots(std::span<const float> h, const core::WeightSpan& w, std::sp
     std::copy_n(z.begin(), std::min(rows, out.size()), out.begin());
     return;
   }
-  // one dot per row, rows split over the pool (each out[v] is the same call whatever the split, so results equal
-  // the one-thread ones bit for bit; a 128,256 x 2,048 table is 0.5 GFLOP per token)
+  // the row-dots kernel over row ranges of the pool (each out[v] is the same operations whatever the split, kernels.h
+  // RowDotsFn, so results equal the one-thread ones bit for bit; a 128,256 x 2,048 table is 0.5 GFLOP per token)
+  const kernels::KernelTable& kt = kernels::active_kernels();
   core::parallel_for(static_cast<std::int64_t>(out.size()), 256, 2.0 * static_cast<double>(out.size()) * static_cast<double>(d),
                      [&](std::int64_t begin, std::int64_t end, int) {
-                       for (auto v = static_cast<std::size_t>(begin); v < static_cast<std::size_t>(end); ++v) {
-                         out[v] = weight_row_dot(h, w, v);
+                       const auto v0 = static_cast<std::size_t>(begin), rows = static_cast<std::size_t>(end - begin);
+                       if (w.is_f32()) {
+                         kt.row_dots(rows, d, h.data(), w.f32().data() + v0 * d, d, out.data() + v0);
+                       } else {
+                         (w.type == core::WeightType::kBF16 ? kt.row_dots_bf16 : kt.row_dots_f16)(
+                             rows, d, h.data(), w.bits() + v0 * d, d, out.data() + v0);
                        }
                      });
 }

@@ -4,7 +4,7 @@
 // of src/: BF16 = the top 16 bits of a binary32; F16 = (-1)^s · 2^(e-15) · (1 + m/1024), subnormals 2^-14 · m/1024.
 // Tolerances: widening exact (all 65,536 patterns of each type, bit for bit; NaN stays NaN);
 //   gemm / gemv vs f64 (entries in [-1, 1], k <= 520): atol 1e-5, rtol 1e-5; vs scalar twin the same;
-//   dot: atol 1e-6 · Σ|a_i b_i|.
+//   row dots: atol 1e-6 · Σ|h_i t_i| a row, and bit for bit whatever rows are computed beside it.
 #include <catch.hpp>
 
 #include <algorithm>
@@ -73,19 +73,19 @@ struct Kind {
   std::uint16_t (*round)(float);
   const std::vector<KernelEntry<GemmNNHalfFn>>* gemm;
   const std::vector<KernelEntry<GemvHalfFn>>* gemv;
-  const std::vector<KernelEntry<DotHalfFn>>* dot;
+  const std::vector<KernelEntry<RowDotsHalfFn>>* row_dots;
   const std::vector<KernelEntry<CvtHalfFn>>* cvt;
   GemmNNHalfFn gemm_twin;
   GemvHalfFn gemv_twin;
-  DotHalfFn dot_twin;
+  RowDotsHalfFn row_dots_twin;
 };
 
 std::vector<Kind> kinds() {
   const KernelEntries& e = entries();
-  return {Kind{"bf16", &bf16_ref, &to_bf16, &e.gemm_nn_bf16, &e.gemv_bf16, &e.dot_bf16, &e.cvt_bf16,
-               &bf16_gemm_nn__scalar, &bf16_gemv__scalar, &bf16_dot__scalar},
-          Kind{"f16", &f16_ref, &to_f16, &e.gemm_nn_f16, &e.gemv_f16, &e.dot_f16, &e.cvt_f16, &f16_gemm_nn__scalar,
-               &f16_gemv__scalar, &f16_dot__scalar}};
+  return {Kind{"bf16", &bf16_ref, &to_bf16, &e.gemm_nn_bf16, &e.gemv_bf16, &e.row_dots_bf16, &e.cvt_bf16,
+               &bf16_gemm_nn__scalar, &bf16_gemv__scalar, &bf16_row_dots__scalar},
+          Kind{"f16", &f16_ref, &to_f16, &e.gemm_nn_f16, &e.gemv_f16, &e.row_dots_f16, &e.cvt_f16, &f16_gemm_nn__scalar,
+               &f16_gemv__scalar, &f16_row_dots__scalar}};
 }
 
 std::vector<std::uint16_t> random_halves(std::size_t n, std::uint64_t seed, const Kind& k) {
@@ -191,24 +191,42 @@ TEST_CASE("x16 gemv: one row against float64 and the scalar twin, column tails, 
   }
 }
 
-TEST_CASE("x16 dot: matches float64 within 1e-6 · Σ|a_i b_i|", "[kernels][x16]") {
+TEST_CASE("x16 row dots: each row matches float64 within 1e-6 · Σ|h_i t_i|, and any split of the rows gives the same bits",
+          "[kernels][x16]") {
   std::uint64_t seed = 500;
   for (const Kind& kind : kinds()) {
-    REQUIRE(!kind.dot->empty());
-    for (const auto& e : *kind.dot) {
-      for (std::size_t n : {1, 2, 7, 8, 15, 16, 17, 33, 1000, 2048, 4099}) {
-        const std::vector<float> a = attnscope::test::random_vec(n, ++seed);
-        const std::vector<std::uint16_t> b = random_halves(n, ++seed, kind);
-        double want = 0.0, abs_sum = 0.0;
-        for (std::size_t i = 0; i < n; ++i) {
-          want += static_cast<double>(a[i]) * kind.ref(b[i]);
-          abs_sum += std::fabs(static_cast<double>(a[i]) * kind.ref(b[i]));
+    REQUIRE(!kind.row_dots->empty());
+    for (const auto& e : *kind.row_dots) {
+      // rows: below, at and past the SIMD kernel's group of 4; n: its 8-wide steps and scalar tails; ld > n too
+      for (std::size_t rows : {1, 3, 4, 5, 9}) {
+        for (std::size_t n : {1, 2, 7, 8, 15, 16, 17, 33, 1000, 2048, 4099}) {
+          const std::size_t ld = n + (rows % 2);
+          const std::vector<float> h = attnscope::test::random_vec(n, ++seed);
+          const std::vector<std::uint16_t> t = random_halves(rows * ld, ++seed, kind);
+          std::vector<float> got(rows, 12345.0f), twin(rows, 12345.0f);
+          e.fn(rows, n, h.data(), t.data(), ld, got.data());
+          kind.row_dots_twin(rows, n, h.data(), t.data(), ld, twin.data());
+          for (std::size_t r = 0; r < rows; ++r) {
+            double want = 0.0, abs_sum = 0.0;
+            for (std::size_t i = 0; i < n; ++i) {
+              const double p = static_cast<double>(h[i]) * kind.ref(t[r * ld + i]);
+              want += p;
+              abs_sum += std::fabs(p);
+            }
+            const std::string what = e.name + " rows=" + std::to_string(rows) + " n=" + std::to_string(n) + " row " +
+                                     std::to_string(r);
+            check_close(&got[r], &want, 1, 1e-6 * abs_sum, 0.0, what.c_str());
+            check_close(&got[r], &twin[r], 1, 1e-6 * abs_sum, 0.0, (what + " vs scalar twin").c_str());
+            // the row alone, and the rows from it on: the same bits (threads split the rows anywhere)
+            float alone = 0.0f;
+            e.fn(1, n, h.data(), t.data() + r * ld, ld, &alone);
+            std::vector<float> from(rows - r);
+            e.fn(rows - r, n, h.data(), t.data() + r * ld, ld, from.data());
+            INFO(what);
+            CHECK(std::memcmp(&alone, &got[r], sizeof alone) == 0);
+            CHECK(std::memcmp(&from[0], &got[r], sizeof alone) == 0);
+          }
         }
-        const float got = e.fn(n, a.data(), b.data());
-        const float twin = kind.dot_twin(n, a.data(), b.data());
-        const std::string what = e.name + " n=" + std::to_string(n);
-        check_close(&got, &want, 1, 1e-6 * abs_sum, 0.0, what.c_str());
-        check_close(&got, &twin, 1, 1e-6 * abs_sum, 0.0, (what + " vs scalar twin").c_str());
       }
     }
   }
@@ -216,7 +234,8 @@ TEST_CASE("x16 dot: matches float64 within 1e-6 · Σ|a_i b_i|", "[kernels][x16]
 
 TEST_CASE("x16 dispatch: every half-width slot is filled, by the SIMD128 kernels in the SIMD core", "[kernels][x16]") {
   auto filled = [](const KernelTable& t) {
-    return t.gemm_nn_bf16 && t.gemm_nn_f16 && t.gemv_bf16 && t.gemv_f16 && t.dot_bf16 && t.dot_f16 && t.cvt_bf16 &&
+    return t.gemm_nn_bf16 && t.gemm_nn_f16 && t.gemv_bf16 && t.gemv_f16 && t.row_dots_bf16 && t.row_dots_f16 &&
+           t.cvt_bf16 &&
            t.cvt_f16;
   };
   CHECK(filled(scalar_kernels()));

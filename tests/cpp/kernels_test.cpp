@@ -436,12 +436,51 @@ TEST_CASE("dot: matches float64 sum within 1e-6 * sum|a_i b_i|", "[kernels][dot]
   }
 }
 
+TEST_CASE("row dots: each row matches float64 within 1e-6 * sum|h_i t_i|, and any split of the rows gives the same bits",
+          "[kernels][dot]") {
+  REQUIRE(!entries().row_dots.empty());
+  Xorshift rng(62);
+  for (const auto& e : entries().row_dots) {
+    for (std::size_t rows : {1, 3, 4, 5, 9}) {
+      for (std::size_t n : {1, 7, 8, 9, 16, 17, 33, 1000, 2051}) {
+        const std::size_t ld = n + 3 * (rows % 2);
+        const auto h = random_vec(n, rng);
+        const auto t = random_vec(rows * ld, rng);
+        std::vector<float> got(rows, 12345.0f), twin(rows, 12345.0f);
+        e.fn(rows, n, h.data(), t.data(), ld, got.data());
+        scalar_kernels().row_dots(rows, n, h.data(), t.data(), ld, twin.data());
+        for (std::size_t r = 0; r < rows; ++r) {
+          double want = 0.0, abs_sum = 0.0;
+          for (std::size_t i = 0; i < n; ++i) {
+            want += static_cast<double>(h[i]) * t[r * ld + i];
+            abs_sum += std::fabs(static_cast<double>(h[i]) * t[r * ld + i]);
+          }
+          const std::string what = e.name + " rows=" + std::to_string(rows) + " n=" + std::to_string(n) + " row " +
+                                   std::to_string(r);
+          check_close(&got[r], &want, 1, 1e-6 * abs_sum, 0.0, what.c_str());
+          check_close(&got[r], &twin[r], 1, 1e-6 * abs_sum, 0.0, (what + " vs scalar twin").c_str());
+          float alone = 0.0f;  // the row alone: the same bits (threads split the rows anywhere)
+          e.fn(1, n, h.data(), t.data() + r * ld, ld, &alone);
+          INFO(what);
+          CHECK(std::memcmp(&alone, &got[r], sizeof alone) == 0);
+        }
+      }
+    }
+    // exact small case: h = [1, 2, 3, 4, 5] against rows [5, 4, 3, 2, 1] (35) and [1, 1, 1, 1, 1] (15)
+    const float h5[] = {1, 2, 3, 4, 5}, t5[] = {5, 4, 3, 2, 1, 1, 1, 1, 1, 1};
+    float o[2];
+    e.fn(2, 5, h5, t5, 5, o);
+    CHECK(o[0] == 35.0f);
+    CHECK(o[1] == 15.0f);
+  }
+}
+
 // ---- dispatch
 
 TEST_CASE("kernel_list: every table slot is filled and active_kernels matches the build", "[kernels][dispatch]") {
   auto filled = [](const KernelTable& t) {
     return t.gemm_nn && t.gemm_nt && t.softmax_rows && t.layer_norm_rows && t.relu && t.gelu && t.tanh && t.add &&
-           t.dot && t.isa;
+           t.dot && t.row_dots && t.isa;
   };
   CHECK(filled(scalar_kernels()));
   CHECK(std::string(scalar_kernels().isa) == "scalar");

@@ -5,6 +5,7 @@
 // same cases on the calling thread (set_thread_count returns 1 there).
 #include <catch.hpp>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -248,6 +249,83 @@ TEST_CASE("linear: one row over a BF16 W splits columns in blocks of 16 and keep
       want[static_cast<std::size_t>(j)] = acc;
     }
     attnscope::test::check_close(y2, want, 1e-4, 1e-4, "BF16 GEMV with 2 threads");
+  }
+}
+
+TEST_CASE("linear_many: one row against Q, K and V in one loop gives each linear() bit for bit, at 1, 2 and 4 threads",
+          "[ops][parallel]") {
+  // SmolLM2's Q, K and V (576 x 576, 576 x 192 twice: K and V alone stay under the hand-off threshold), BF16 and F16
+  // mixed, with biases and without; and a 2-row input (linear() a matrix)
+  const int in = 576;
+  const std::array<int, 3> outs{576, 192, 200};
+  std::vector<std::vector<std::uint16_t>> bits;
+  std::vector<core::WeightSpan> ws;
+  std::vector<std::vector<float>> bs;
+  for (std::size_t i = 0; i < outs.size(); ++i) {
+    const auto wf = random_vec(static_cast<std::size_t>(in) * outs[i], 40 + static_cast<unsigned>(i));
+    std::vector<std::uint16_t> h(wf.size());
+    // F16 for the second: any pattern is a valid weight (sign, exponent 0-29, mantissa), finite
+    for (std::size_t j = 0; j < wf.size(); ++j) h[j] = i == 1 ? static_cast<std::uint16_t>((bf16_bits(wf[j]) & 0x83FF) | (0x3800)) : bf16_bits(wf[j]);
+    bits.push_back(std::move(h));
+    bs.push_back(i == 2 ? std::vector<float>{} : random_vec(static_cast<std::size_t>(outs[i]), 50 + static_cast<unsigned>(i)));
+  }
+  for (std::size_t i = 0; i < outs.size(); ++i) {
+    ws.emplace_back(bits[i].data(), bits[i].size(), i == 1 ? core::WeightType::kF16 : core::WeightType::kBF16);
+  }
+  for (const int rows : {1, 2}) {
+    const auto x = random_vec(static_cast<std::size_t>(rows) * in, 60);
+    std::vector<std::vector<float>> want;
+    for (std::size_t i = 0; i < outs.size(); ++i) want.push_back(attnscope::ops::linear(x, rows, in, ws[i], outs[i], bs[i]));
+    for (const int n : {1, 2, 4}) {
+      std::vector<std::vector<float>> got;
+      std::vector<attnscope::ops::LinearTarget> targets;
+      for (std::size_t i = 0; i < outs.size(); ++i) got.emplace_back(static_cast<std::size_t>(rows) * outs[i], 12345.0f);
+      for (std::size_t i = 0; i < outs.size(); ++i) {
+        targets.push_back({&ws[i], bs[i], core::MatView{got[i].data(), rows, outs[i], outs[i]}});
+      }
+      {
+        const Threads threads(n);
+        attnscope::ops::linear_many(attnscope::core::as_view(x, rows, in), targets);
+      }
+      for (std::size_t i = 0; i < outs.size(); ++i) {
+        INFO("rows " << rows << " threads " << n << " matrix " << i);
+        REQUIRE(got[i] == want[i]);
+      }
+    }
+  }
+}
+
+TEST_CASE("table_row_dots: a tied head's rows over 2 and 4 threads give the one-thread logits", "[ops][parallel]") {
+  // 5,003 rows (not a multiple of the kernel's 4-row groups, so pieces start inside a group) x 1,000: 10 MFLOP, above
+  // the hand-off threshold; BF16 and float32 tables
+  const std::size_t rows = 5003, d = 1000;
+  const auto h = random_vec(d, 27);
+  const auto tf = random_vec(rows * d, 28);
+  std::vector<std::uint16_t> bits(tf.size());
+  for (std::size_t i = 0; i < tf.size(); ++i) bits[i] = bf16_bits(tf[i]);
+  for (const bool half : {true, false}) {
+    const core::WeightSpan w = half ? core::WeightSpan(bits.data(), bits.size(), core::WeightType::kBF16)
+                                    : core::WeightSpan(std::span<const float>(tf));
+    std::vector<float> z1(rows);
+    attnscope::ops::table_row_dots(h, w, z1);
+    for (const int n : {2, 4}) {
+      std::vector<float> zn(rows);
+      {
+        const Threads threads(n);
+        attnscope::ops::table_row_dots(h, w, zn);
+      }
+      INFO((half ? "BF16" : "F32") << " threads " << n);
+      REQUIRE(zn == z1);
+    }
+    std::vector<double> want(rows);
+    for (std::size_t v = 0; v < rows; ++v) {
+      double acc = 0.0;
+      for (std::size_t i = 0; i < d; ++i) {
+        acc += static_cast<double>(h[i]) * (half ? bf16_value(bits[v * d + i]) : static_cast<double>(tf[v * d + i]));
+      }
+      want[v] = acc;
+    }
+    attnscope::test::check_close(z1, want, 1e-4, 1e-4, half ? "BF16 table rows" : "F32 table rows");
   }
 }
 
