@@ -77,18 +77,31 @@ std::int64_t gemv_grain(std::int64_t blocks, std::int64_t min_grain) {
 }
 constexpr std::int64_t kGemvGrain = 4;
 
-// One row times a half-width W [in, out]: the GEMV kernel over column blocks (the pool's pieces), each weight read
-// once.
-void gemv_x16(core::ConstMatView x, const core::WeightSpan& w, std::span<const float> b, core::MatView y) {
+// One row times half-width matrices W [in, out] (at most kMaxMany): the GEMV kernel over their column blocks, taken
+// as one concatenated run of blocks (the pool's pieces), each weight read once. linear() is one target, linear_many
+// several (a decoding step's Q/K/V, gate/up).
+constexpr std::size_t kMaxMany = 4;
+void gemv_x16(core::ConstMatView x, std::span<const LinearTarget> targets) {
   const kernels::KernelTable& kt = kernels::active_kernels();
-  const kernels::GemvHalfFn gemv = w.type == core::WeightType::kBF16 ? kt.gemv_bf16 : kt.gemv_f16;
-  const std::uint16_t* bits = w.bits();
-  const std::int64_t blocks = (y.cols + kGemvCols - 1) / kGemvCols;
-  core::parallel_for(blocks, gemv_grain(blocks, kGemvGrain), gemv_flops(x, y, 2.0),
-                     [&](std::int64_t begin, std::int64_t end, int) {
-    const int j0 = static_cast<int>(begin * kGemvCols);
-    const int j1 = static_cast<int>(std::min<std::int64_t>(end * kGemvCols, y.cols));
-    gemv(x.cols, j1 - j0, x.data, bits + j0, y.cols, b.empty() ? nullptr : b.data() + j0, y.data + j0);
+  std::array<std::int64_t, kMaxMany + 1> first{};  // target i's blocks are [first[i], first[i + 1])
+  double work = 0.0;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    first[i + 1] = first[i] + (targets[i].y.cols + kGemvCols - 1) / kGemvCols;
+    work += gemv_flops(x, targets[i].y, 2.0);
+  }
+  const std::int64_t blocks = first[targets.size()];
+  // a piece may cover the end of one matrix and the start of the next: each gets its own GEMV call over its columns
+  // there, so each column is summed the same whatever the targets beside it
+  core::parallel_for(blocks, gemv_grain(blocks, kGemvGrain), work, [&](std::int64_t begin, std::int64_t end, int) {
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      const std::int64_t b0 = std::max(begin, first[i]), b1 = std::min(end, first[i + 1]);
+      if (b0 >= b1) continue;
+      const LinearTarget& t = targets[i];
+      const int j0 = static_cast<int>((b0 - first[i]) * kGemvCols);
+      const int j1 = static_cast<int>(std::min<std::int64_t>((b1 - first[i]) * kGemvCols, t.y.cols));
+      const kernels::GemvHalfFn gemv = t.w->type == core::WeightType::kBF16 ? kt.gemv_bf16 : kt.gemv_f16;
+      gemv(x.cols, j1 - j0, x.data, t.w->bits() + j0, t.y.cols, t.b.empty() ? nullptr : t.b.data() + j0, t.y.data + j0);
+    }
   });
 }
 
@@ -196,7 +209,8 @@ void linear(core::ConstMatView x, const core::WeightSpan& wv, std::span<const fl
   }
   if (!wv.is_f32()) {
     if (x.rows == 1) {
-      gemv_x16(x, wv, b, y);
+      const std::array<LinearTarget, 1> one{{{&wv, b, y}}};
+      gemv_x16(x, one);
       return;
     }
     const kernels::KernelTable& kt = kernels::active_kernels();
@@ -231,34 +245,13 @@ void linear(core::ConstMatView x, const core::WeightSpan& wv, std::span<const fl
 
 void linear_many(core::ConstMatView x, std::span<const LinearTarget> targets) {
   // one row, half-width matrices, at most kMaxMany of them: the GEMV over the concatenation of their column blocks
-  constexpr std::size_t kMaxMany = 4;
   bool fused = x.rows == 1 && targets.size() <= kMaxMany;
   for (const LinearTarget& t : targets) fused = fused && !t.w->is_f32() && t.w->q8() == nullptr;
   if (!fused) {
     for (const LinearTarget& t : targets) linear(x, *t.w, t.b, t.y);
     return;
   }
-  const kernels::KernelTable& kt = kernels::active_kernels();
-  std::array<std::int64_t, kMaxMany + 1> first{};  // target i's blocks are [first[i], first[i + 1])
-  double work = 0.0;
-  for (std::size_t i = 0; i < targets.size(); ++i) {
-    first[i + 1] = first[i] + (targets[i].y.cols + kGemvCols - 1) / kGemvCols;
-    work += gemv_flops(x, targets[i].y, 2.0);
-  }
-  const std::int64_t blocks = first[targets.size()];
-  // a piece may cover the end of one matrix and the start of the next: each gets its own GEMV call over its columns
-  // there (gemv_x16's, so each column is summed as in linear())
-  core::parallel_for(blocks, gemv_grain(blocks, kGemvGrain), work, [&](std::int64_t begin, std::int64_t end, int) {
-    for (std::size_t i = 0; i < targets.size(); ++i) {
-      const std::int64_t b0 = std::max(begin, first[i]), b1 = std::min(end, first[i + 1]);
-      if (b0 >= b1) continue;
-      const LinearTarget& t = targets[i];
-      const int j0 = static_cast<int>((b0 - first[i]) * kGemvCols);
-      const int j1 = static_cast<int>(std::min<std::int64_t>((b1 - first[i]) * kGemvCols, t.y.cols));
-      const kernels::GemvHalfFn gemv = t.w->type == core::WeightType::kBF16 ? kt.gemv_bf16 : kt.gemv_f16;
-      gemv(x.cols, j1 - j0, x.data, t.w->bits() + j0, t.y.cols, t.b.empty() ? nullptr : t.b.data() + j0, t.y.data + j0);
-    }
-  });
+  gemv_x16(x, targets);
 }
 
 std::vector<float> linear(std::span<const float> x, int n, int in, const core::WeightSpan& w, int out,
